@@ -51,7 +51,7 @@ def test_chapter_runs_unmodified_in_fresh_environment(tmp_path):
         PYTHONNOUSERSITE="1",
     )
     subprocess.run(
-        [str(py), "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
+        [str(py), "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace",
          "--ExecutePreprocessor.timeout=600", str(nb_path)],
         check=True, cwd=work, env=env, capture_output=True, text=True,
     )
