@@ -100,6 +100,7 @@ def _load(driver, url, expect_math):
 def test_page_renders_for_a_reader(server, driver, page):
     is_chapter = page.startswith("book/chapters/")
     url = f"{server}/{page}.html"
+    driver.get_log("browser")  # drain: the log is per session, keep only this page's messages
     settled = _load(driver, url, expect_math=is_chapter)
     SHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SHOTS / f"{page.split('/')[-1]}.png"))
