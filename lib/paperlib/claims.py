@@ -59,6 +59,11 @@ class ClaimResult:
     def verdict(self) -> str:
         return "PASS" if self.passed else "FAIL"
 
+    def _ipython_display_(self):
+        # check_claim already printed the verdict line: as a notebook cell's last expression the
+        # result displays nothing more (so a plain call needs no `_ =` or `;`).
+        pass
+
     def line(self) -> str:
         """The one-line report that :func:`check_claim` prints."""
         return (
