@@ -1,0 +1,612 @@
+r"""Test-time scaling: self-consistency, best-of-n, and self-correction as online learning.
+
+A model answers a question by sampling a final answer :math:`o` from a distribution :math:`p` over
+answers; :math:`o^\star` is the correct one and the **gap** is
+
+.. math:: \Delta = p(o^\star) - \max_{o \ne o^\star} p(o) \in (0, 1).
+
+Two repeated-sampling strategies draw :math:`n` i.i.d. answers and pick one:
+
+* **self-consistency (SC)** returns the most frequent answer (ties split uniformly at random);
+* **best-of-n (BoN)** returns the answer a reward model ranks highest; with a perfect reward model it
+  is correct as soon as :math:`o^\star` was drawn once.
+
+Huang et al. (2026, Theorems 3.1 and 3.2) show that, in the worst case over distributions with gap
+:math:`\Delta`, SC needs :math:`\Theta(1/\Delta^2)` samples and BoN :math:`\Theta(1/\Delta)`. This module gives
+exact success probabilities on the two instances that attain those worst cases, a Monte Carlo
+simulator of SC on any answer distribution, and the smallest :math:`n` reaching a success target.
+
+The paper's second result is that self-correction with verifier feedback lets a Transformer simulate
+**online learning over a pool of experts** at test time. The second half of this module runs that
+online learner (halving and exponentially weighted majority, "Hedge") against the two ways of
+spending test-time compute without feedback (a fixed single-task model, and fresh i.i.d. samples).
+
+References
+----------
+B. Huang, S. Li, T. Wu, Y. Yang, A. Talwalkar, K. Ramchandran, M. I. Jordan, J. Jiao,
+"Sample Complexity and Representation Ability of Test-time Scaling Paradigms", ICLR 2026,
+arXiv:2506.05295.
+N. Littlestone, M. K. Warmuth, "The weighted majority algorithm", Information and Computation, 1994.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+from scipy import special, stats
+
+from ._validation import as_array, check_int, check_probability, check_real
+
+__all__ = [
+    "sc_success_two_answer",
+    "sc_success_diffuse",
+    "bon_success",
+    "MonteCarloEstimate",
+    "self_consistency_mc",
+    "sample_complexity",
+    "sc_sample_complexity_normal",
+    "bon_sample_complexity",
+    "make_experts",
+    "hedge_weights",
+    "hedge_vote",
+    "STRATEGIES",
+    "online_mistakes",
+    "simulate_sessions",
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Part 1: repeated sampling
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_n(n) -> np.ndarray:
+    arr = np.asarray(n)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"n must be a positive integer (or an integer array), got {n!r}")
+    if np.any(arr < 1):
+        raise ValueError(f"n must be >= 1, got minimum {int(arr.min())}")
+    return arr
+
+
+def _check_gap(name, value) -> float:
+    return check_probability(name, value, open_interval=True)
+
+
+def sc_success_two_answer(n, gap):
+    r"""Exact success probability of self-consistency on the two-answer (SC-hard) instance.
+
+    The instance has two answers with :math:`p(o^\star) = (1+\Delta)/2` and :math:`p(o_2) = (1-\Delta)/2`.
+    With :math:`X \sim \mathrm{Bin}(n, (1+\Delta)/2)` the number of correct samples, SC is correct when
+    :math:`X > n/2` and, on an exact tie :math:`X = n/2`, with probability 1/2:
+
+    .. math:: P_{SC}(n) = P(X > n/2) + \tfrac12 P(X = n/2).
+
+    Parameters
+    ----------
+    n : int or int array, shape (m,)
+        Number of samples (>= 1).
+    gap : float
+        The gap :math:`\Delta` in (0, 1).
+
+    Returns
+    -------
+    float or ndarray, shape like ``n``
+        :math:`P_{SC}(n)`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer (array) or ``gap`` is not in (0, 1).
+
+    Notes
+    -----
+    This is the instance on which Huang et al. (2026, Theorem 3.1) prove the :math:`\Omega(1/\Delta^2)`
+    lower bound; the tie rule is ours (the paper's summaries do not fix one).
+
+    Examples
+    --------
+    >>> round(float(sc_success_two_answer(1, 0.2)), 3)
+    0.6
+    """
+    n = _check_n(n)
+    gap = _check_gap("gap", gap)
+    p = 0.5 * (1.0 + gap)
+    tail = stats.binom.sf(n // 2, n, p)
+    tie = np.where(n % 2 == 0, stats.binom.pmf(n // 2, n, p), 0.0)
+    out = tail + 0.5 * tie
+    return float(out) if out.ndim == 0 else out
+
+
+def sc_success_diffuse(n, p_star):
+    r"""Exact success probability of self-consistency on the diffuse (BoN-hard) instance.
+
+    The correct answer has probability :math:`p^\star`; the remaining mass :math:`1-p^\star` is spread
+    over so many wrong answers that none is ever drawn twice (the limit of :math:`M \to \infty` wrong
+    answers of mass :math:`(1-p^\star)/M`, where the gap tends to :math:`p^\star`). With :math:`C` the count
+    of :math:`o^\star`, SC is correct if :math:`C \ge 2`, and with probability :math:`1/n` if :math:`C = 1` (an
+    :math:`n`-way tie of singletons):
+
+    .. math:: P_{SC}(n) = 1 - (1-p^\star)^n - (n-1)\,p^\star (1-p^\star)^{n-1}.
+
+    Parameters
+    ----------
+    n : int or int array, shape (m,)
+        Number of samples (>= 1).
+    p_star : float
+        :math:`p(o^\star)` in (0, 1).
+
+    Returns
+    -------
+    float or ndarray, shape like ``n``
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer (array) or ``p_star`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> round(float(sc_success_diffuse(1, 0.3)), 3)
+    0.3
+    """
+    n = _check_n(n)
+    p = _check_gap("p_star", p_star)
+    q = 1.0 - p
+    out = 1.0 - q**n - (n - 1) * p * q ** (n - 1)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def bon_success(n, p_star):
+    r"""Success probability of best-of-n with a perfect reward model: :math:`1 - (1-p^\star)^n`.
+
+    BoN is correct exactly when :math:`o^\star` appears among the :math:`n` samples (Huang et al., 2026,
+    proof of Theorem 3.2).
+
+    Parameters
+    ----------
+    n : int or int array, shape (m,)
+        Number of samples (>= 1).
+    p_star : float
+        :math:`p(o^\star)` in (0, 1).
+
+    Returns
+    -------
+    float or ndarray, shape like ``n``
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer (array) or ``p_star`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> round(float(bon_success(2, 0.5)), 3)
+    0.75
+    """
+    n = _check_n(n)
+    p = _check_gap("p_star", p_star)
+    out = 1.0 - (1.0 - p) ** n
+    return float(out) if np.ndim(out) == 0 else out
+
+
+class MonteCarloEstimate(NamedTuple):
+    """A Monte Carlo probability estimate and its standard error."""
+
+    mean: float
+    stderr: float
+
+
+def self_consistency_mc(n, probs, *, diffuse_mass=0.0, trials=20_000, rng):
+    r"""Monte Carlo success probability of self-consistency on any answer distribution.
+
+    Draws the answer counts of ``trials`` independent runs of SC with ``n`` samples each
+    (``rng.multinomial``), finds the most frequent answer(s), and scores a run by the probability that
+    the uniform tie-break picks :math:`o^\star` (1 if it wins outright, :math:`1/k` in a :math:`k`-way tie,
+    0 otherwise). Scoring the tie-break by its conditional probability instead of flipping a coin
+    lowers the variance without changing the mean.
+
+    Parameters
+    ----------
+    n : int
+        Samples per SC run (>= 1).
+    probs : array_like, shape (m,)
+        Probabilities of the explicit answers, the correct answer :math:`o^\star` first.
+    diffuse_mass : float, default 0.0
+        Probability of a fresh wrong answer that never repeats (count 1 each, so it can only tie at
+        the top when every count is 1). ``probs.sum() + diffuse_mass`` must be 1.
+    trials : int, default 20000
+        Independent SC runs.
+    rng : numpy.random.Generator
+        Source of randomness (keyword-only).
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``mean`` (estimated success probability) and ``stderr`` (its standard error).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``trials`` is not a positive integer, ``probs`` is not a 1-D vector of
+        probabilities, or the masses do not sum to 1.
+    """
+    n = check_int("n", n, minimum=1)
+    trials = check_int("trials", trials, minimum=1)
+    probs = as_array("probs", probs, ndim=1, min_size=1)
+    diffuse_mass = check_probability("diffuse_mass", diffuse_mass)
+    if np.any(probs < 0) or np.any(probs > 1):
+        raise ValueError("probs must lie in [0, 1]")
+    if abs(probs.sum() + diffuse_mass - 1.0) > 1e-9:
+        raise ValueError(
+            f"probs.sum() + diffuse_mass must be 1, got {probs.sum():.6g} + {diffuse_mass:.6g}"
+        )
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    pvals = np.append(probs, diffuse_mass)
+    pvals = pvals / pvals.sum()
+    counts = rng.multinomial(n, pvals, size=trials)  # (trials, m + 1)
+    explicit, singletons = counts[:, :-1], counts[:, -1]
+    top = np.maximum(explicit.max(axis=1), (singletons > 0).astype(counts.dtype))
+    n_tied = (explicit == top[:, None]).sum(axis=1) + np.where(top == 1, singletons, 0)
+    score = (explicit[:, 0] == top) / n_tied
+    return MonteCarloEstimate(float(score.mean()), float(score.std(ddof=1) / np.sqrt(trials)))
+
+
+def sample_complexity(success: Callable, target: float, *, n_max: int = 10**8) -> int:
+    r"""Smallest :math:`n` with ``success(n) >= target`` for a non-decreasing success curve.
+
+    Doubles :math:`n` until the target is reached, then bisects. This is the sample complexity
+    :math:`n^\star(\delta)` for ``target`` :math:`= 1-\delta`.
+
+    Parameters
+    ----------
+    success : callable
+        ``success(n) -> float`` for an integer ``n >= 1``; must be non-decreasing in ``n``.
+    target : float
+        Success probability to reach, in (0, 1).
+    n_max : int, default 1e8
+        Give up above this ``n``.
+
+    Returns
+    -------
+    int
+        The smallest such ``n``.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not in (0, 1), or the target is not reached by ``n_max``.
+
+    Examples
+    --------
+    >>> sample_complexity(lambda n: bon_success(n, 0.5), 0.9)
+    4
+    """
+    target = check_probability("target", target, open_interval=True)
+    n_max = check_int("n_max", n_max, minimum=1)
+    hi = 1
+    while success(np.int64(hi)) < target:
+        hi *= 2
+        if hi > 2 * n_max:
+            raise ValueError(f"success(n) stays below target={target} up to n_max={n_max}")
+    lo = hi // 2  # success(lo) < target, or lo == 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if success(np.int64(mid)) >= target:
+            hi = mid
+        else:
+            lo = mid
+    if hi > n_max:
+        raise ValueError(f"success(n) stays below target={target} up to n_max={n_max}")
+    return int(hi)
+
+
+def sc_sample_complexity_normal(gap, fail_prob):
+    r"""Normal-approximation sample complexity of SC on the two-answer instance.
+
+    The vote margin :math:`2X - n` has mean :math:`n\Delta` and variance :math:`n(1-\Delta^2)`, so
+    :math:`P_{SC}(n) \approx \Phi\big(\sqrt n\,\Delta/\sqrt{1-\Delta^2}\big)` and
+
+    .. math:: n^\star_{SC}(\delta) \approx z_{1-\delta}^2\,(1-\Delta^2)/\Delta^2 .
+
+    Parameters
+    ----------
+    gap : float or array, shape (m,)
+        :math:`\Delta` in (0, 1).
+    fail_prob : float
+        :math:`\delta` in (0, 1).
+
+    Returns
+    -------
+    float or ndarray, shape like ``gap`` (not rounded to an integer)
+
+    Raises
+    ------
+    ValueError
+        If ``gap`` or ``fail_prob`` is outside (0, 1).
+    """
+    gap = as_array("gap", gap, ndim=(0, 1))
+    if np.any(gap <= 0) or np.any(gap >= 1):
+        raise ValueError("gap must lie in (0, 1)")
+    fail_prob = check_probability("fail_prob", fail_prob, open_interval=True)
+    z = stats.norm.isf(fail_prob)
+    out = z**2 * (1.0 - gap**2) / gap**2
+    return float(out) if out.ndim == 0 else out
+
+
+def bon_sample_complexity(p_star, fail_prob):
+    r"""Exact sample complexity of best-of-n: :math:`\lceil \ln\delta / \ln(1-p^\star) \rceil`.
+
+    For small :math:`p^\star = \Delta` (the worst case) this is :math:`\approx \ln(1/\delta)/\Delta`.
+
+    Parameters
+    ----------
+    p_star : float or array, shape (m,)
+        :math:`p(o^\star)` in (0, 1).
+    fail_prob : float
+        :math:`\delta` in (0, 1).
+
+    Returns
+    -------
+    int or int ndarray, shape like ``p_star``
+
+    Raises
+    ------
+    ValueError
+        If ``p_star`` or ``fail_prob`` is outside (0, 1).
+    """
+    p = as_array("p_star", p_star, ndim=(0, 1))
+    if np.any(p <= 0) or np.any(p >= 1):
+        raise ValueError("p_star must lie in (0, 1)")
+    fail_prob = check_probability("fail_prob", fail_prob, open_interval=True)
+    # tiny slack so that exact powers (e.g. p=1/2, delta=1/4) are not pushed up by rounding
+    out = np.ceil(np.log(fail_prob) / np.log1p(-p) - 1e-9).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+# ----------------------------------------------------------------------------------------------
+# Part 2: self-correction with verifier feedback = online learning over experts
+# ----------------------------------------------------------------------------------------------
+
+#: Ways of spending test-time compute on a stream of queries, see :func:`online_mistakes`.
+STRATEGIES = ("halving", "hedge", "fixed", "random")
+
+
+def make_experts(num_experts, dim, *, rng):
+    r"""A pool of :math:`K` linear-threshold experts; expert :math:`j` predicts :math:`\mathbb 1[w_j\cdot x > 0]`.
+
+    Each expert stands for one task a single-task model could solve.
+
+    Parameters
+    ----------
+    num_experts : int
+        :math:`K \ge 1`.
+    dim : int
+        Input dimension :math:`d \ge 1`.
+    rng : numpy.random.Generator
+        Source of randomness (keyword-only).
+
+    Returns
+    -------
+    ndarray, shape (K, d)
+        Standard Gaussian weight vectors.
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer or ``rng`` is not a Generator.
+    """
+    num_experts = check_int("num_experts", num_experts, minimum=1)
+    dim = check_int("dim", dim, minimum=1)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng.standard_normal((num_experts, dim))
+
+
+def hedge_weights(cum_loss, eta):
+    r"""Exponential weights :math:`w_j \propto \exp(-\eta L_j)`: a softmax over negated cumulative losses.
+
+    Parameters
+    ----------
+    cum_loss : array, shape (..., K)
+        Cumulative losses :math:`L_j` of the experts.
+    eta : float
+        Learning rate :math:`\eta > 0`.
+
+    Returns
+    -------
+    ndarray, shape (..., K)
+        Non-negative weights summing to one over the last axis.
+
+    Raises
+    ------
+    ValueError
+        If ``cum_loss`` is empty or not finite, or ``eta`` is not positive.
+    """
+    cum_loss = as_array("cum_loss", cum_loss, min_size=1)
+    if cum_loss.ndim < 1:
+        raise ValueError("cum_loss must have at least one axis (the experts)")
+    eta = check_real("eta", eta, minimum=0.0, strict_min=True)
+    return special.softmax(-eta * cum_loss, axis=-1)
+
+
+def hedge_vote(cum_loss, expert_preds, eta):
+    r"""Hedge's weighted vote :math:`\sum_j w_j\,\hat y_j` with :math:`w = \mathrm{softmax}(-\eta L)`.
+
+    This is one softmax-attention read-out: a single query attending to :math:`K` "expert tokens" whose
+    keys are the cumulative losses and whose values are the experts' predictions.
+
+    Parameters
+    ----------
+    cum_loss : array, shape (..., K)
+    expert_preds : array, shape (..., K)
+        The experts' predictions :math:`\hat y_j \in [0, 1]`.
+    eta : float
+        Learning rate :math:`\eta > 0`.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The vote in [0, 1]; weighted majority predicts 1 when it is at least 1/2.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or the inputs are invalid (see :func:`hedge_weights`).
+    """
+    preds = as_array("expert_preds", expert_preds)
+    w = hedge_weights(cum_loss, eta)
+    if preds.shape != w.shape:
+        raise ValueError(f"expert_preds must have the shape of cum_loss {w.shape}, got {preds.shape}")
+    return np.sum(w * preds, axis=-1)
+
+
+def online_mistakes(expert_preds, labels, feedback, *, strategy, eta=1.0, rng):
+    r"""Mistakes of one test-time strategy on sessions of queries from one hidden task.
+
+    Round :math:`t` of a session: the model sees the expert pool's predictions
+    :math:`\hat y_{t,j}`, answers :math:`\hat y_t`, and the verifier then returns ``feedback[t]`` (for
+    binary answers, saying right/wrong reveals the label; a noisy verifier flips it). Expert
+    :math:`j`'s cumulative loss before round :math:`t` is
+    :math:`L_{t,j} = \sum_{s<t} \mathbb 1[\hat y_{s,j} \ne \text{feedback}_s]`; it does not depend on the
+    model's own answers, so every round is computed at once.
+
+    * ``"halving"``: majority vote of the experts with :math:`L_{t,j} = 0` (the version space); if the
+      version space is empty (only with a noisy verifier), majority of all experts.
+    * ``"hedge"``: weighted majority with exponential weights, :math:`\hat y_t =
+      \mathbb 1[\sum_j \mathrm{softmax}(-\eta L_t)_j \hat y_{t,j} \ge 1/2]`.
+    * ``"fixed"``: one expert drawn at the start of the session and kept (a single-task model).
+    * ``"random"``: a fresh expert every round, ignoring feedback (i.i.d. resampling).
+
+    Ties of a vote (exactly 1/2) answer 1.
+
+    Parameters
+    ----------
+    expert_preds : bool or {0,1} array, shape (S, T, K)
+        Predictions of :math:`K` experts on :math:`T` queries in each of :math:`S` sessions.
+    labels : {0,1} array, shape (S, T)
+        True answers; mistakes are counted against these.
+    feedback : {0,1} array, shape (S, T)
+        What the verifier reported (equal to ``labels`` for a perfect verifier).
+    strategy : {"halving", "hedge", "fixed", "random"}
+    eta : float, default 1.0
+        Hedge's learning rate (> 0); ignored by the other strategies.
+    rng : numpy.random.Generator
+        Used by ``"fixed"`` and ``"random"`` (keyword-only).
+
+    Returns
+    -------
+    bool ndarray, shape (S, T)
+        ``True`` where the strategy's answer was wrong.
+
+    Raises
+    ------
+    ValueError
+        On shape mismatches, an unknown ``strategy`` or a non-positive ``eta``.
+
+    Notes
+    -----
+    Halving makes at most :math:`\log_2 K` mistakes when one expert is always right (each mistake
+    removes at least half the version space); weighted majority makes at most
+    :math:`\ln K/\ln(2/(1+e^{-\eta}))` (Littlestone and Warmuth, 1994). Huang et al. (2026) prove that
+    self-correction lets a Transformer simulate online learning over experts; which online learner
+    their construction uses is not reproduced here.
+    """
+    preds = as_array("expert_preds", expert_preds, ndim=3, dtype=np.int8, min_size=1)
+    S, T, K = preds.shape
+    labels = as_array("labels", labels, shape=(S, T), dtype=np.int8)
+    feedback = as_array("feedback", feedback, shape=(S, T), dtype=np.int8)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if strategy in ("halving", "hedge"):
+        loss = (preds != feedback[..., None]).astype(np.int32)
+        cum = np.cumsum(loss, axis=1) - loss  # losses before round t, shape (S, T, K)
+        if strategy == "halving":
+            alive = cum == 0
+            alive = np.where(alive.any(axis=-1, keepdims=True), alive, True)
+            vote = (alive * preds).sum(-1) / alive.sum(-1)
+        else:
+            vote = hedge_vote(cum, preds, eta)
+        answer = (vote >= 0.5).astype(np.int8)
+    elif strategy == "fixed":
+        j = rng.integers(K, size=(S, 1, 1))
+        answer = np.take_along_axis(preds, np.broadcast_to(j, (S, T, 1)), axis=-1)[..., 0]
+    else:
+        j = rng.integers(K, size=(S, T, 1))
+        answer = np.take_along_axis(preds, j, axis=-1)[..., 0]
+    return answer != labels
+
+
+def simulate_sessions(
+    experts,
+    *,
+    rounds,
+    sessions,
+    strategies=STRATEGIES,
+    eta=1.0,
+    feedback_flip=0.0,
+    chunk=25,
+    rng,
+):
+    r"""Run test-time strategies on random multi-task sessions over an expert pool.
+
+    Each session draws a hidden task :math:`\tau` uniform in :math:`[K]` and ``rounds`` queries
+    :math:`x_t \sim N(0, I_d)`; the true answer is expert :math:`\tau`'s prediction (the realizable
+    multi-task setting). The verifier's report is flipped with probability ``feedback_flip``. All
+    strategies see the same sessions and the same feedback (common random numbers).
+
+    Parameters
+    ----------
+    experts : array, shape (K, d)
+        Expert weight vectors (see :func:`make_experts`).
+    rounds : int
+        Queries per session, :math:`T \ge 1`.
+    sessions : int
+        Number of sessions, :math:`S \ge 1`.
+    strategies : sequence of str, default all of :data:`STRATEGIES`
+    eta : float, default 1.0
+        Hedge's learning rate.
+    feedback_flip : float, default 0.0
+        Probability in [0, 1/2) that the verifier reports the wrong label.
+    chunk : int, default 25
+        Sessions simulated at once (bounds memory at about ``chunk * T * K`` entries).
+    rng : numpy.random.Generator
+        Source of randomness (keyword-only).
+
+    Returns
+    -------
+    dict of str -> bool ndarray, shape (S, T)
+        Mistake indicators for each strategy.
+
+    Raises
+    ------
+    ValueError
+        On invalid sizes, an unknown strategy or ``feedback_flip`` outside [0, 1/2).
+    """
+    experts = as_array("experts", experts, ndim=2, min_size=1)
+    rounds = check_int("rounds", rounds, minimum=1)
+    sessions = check_int("sessions", sessions, minimum=1)
+    chunk = check_int("chunk", chunk, minimum=1)
+    feedback_flip = check_real("feedback_flip", feedback_flip, minimum=0.0, maximum=0.5, strict_max=True)
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise ValueError(f"strategies must be among {STRATEGIES}, got {s!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    K, d = experts.shape
+    out = {s: [] for s in strategies}
+    for start in range(0, sessions, chunk):
+        c = min(chunk, sessions - start)
+        tau = rng.integers(K, size=(c, 1, 1))
+        x = rng.standard_normal((c, rounds, d))
+        preds = (x @ experts.T > 0).astype(np.int8)  # (c, T, K)
+        labels = np.take_along_axis(preds, np.broadcast_to(tau, (c, rounds, 1)), axis=-1)[..., 0]
+        flips = (rng.random((c, rounds)) < feedback_flip).astype(np.int8)
+        feedback = labels ^ flips
+        for s in strategies:
+            out[s].append(online_mistakes(preds, labels, feedback, strategy=s, eta=eta, rng=rng))
+    return {s: np.concatenate(v, axis=0) for s, v in out.items()}
