@@ -1,0 +1,118 @@
+"""Tests for paperlib.fast_attention against brute-force softmax attention and closed forms."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from paperlib.attention import softmax_attention
+from paperlib.fast_attention import (
+    build_tree,
+    error_bound,
+    fast_attention,
+    global_poly_attention,
+    monomials,
+    multi_indices,
+    row_max,
+)
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _data(n, d, B, seed=0, dv=1):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-B, B, (n, d)), rng.uniform(-B, B, (n, d)), rng.uniform(-1, 1, (n, dv)))
+
+
+def _exact(Q, K, V):
+    return np.asarray(softmax_attention(Q, K, V, scale=1.0))
+
+
+def test_multi_indices_count_and_order():
+    A = multi_indices(2, 5)
+    assert len(A) == math.comb(7, 2)
+    assert len({tuple(a) for a in A}) == len(A)
+    assert np.all(np.diff(A.sum(1)) >= 0)
+
+
+def test_monomials_match_powers():
+    X = np.random.default_rng(1).normal(size=(7, 3))
+    A = multi_indices(3, 4)
+    np.testing.assert_allclose(monomials(X, A), np.prod(X[:, None, :] ** A[None], -1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_row_max_is_exact(d):
+    Q, K, V = _data(300, d, 5.0)
+    np.testing.assert_allclose(row_max(Q, build_tree(K, V)), (Q @ K.T).max(1), rtol=1e-13)
+
+
+@pytest.mark.parametrize("d,B", [(1, 0.5), (1, 30.0), (1, 1000.0), (2, 1.0), (2, 4.0), (2, 40.0)])
+def test_matches_exact_within_bound(d, B):
+    Q, K, V = _data(1000, d, B, dv=2)  # n not a power of two: exercises the padding
+    out = fast_attention(Q, build_tree(K, V, leaf=16))
+    assert np.abs(out - _exact(Q, K, V)).max() <= error_bound() * np.abs(V).max()
+
+
+def test_pruning_window_grows_with_n():
+    # Adversarial mass just outside ln(1/eps) but inside ln(n/eps): 4095 keys at logit -14.3
+    # (e^-14.3 ~ 6e-7 each, ~2.5e-3 in total) must NOT be pruned. A window of ln(1/eps) = 13.8
+    # would drop them and miss the closed form by ~5e-3, far above the bound.
+    n = 4096
+    K = np.full((n, 1), -14.3)
+    K[0] = 0.0
+    V = -np.ones((n, 1))
+    V[0] = 1.0
+    m = (n - 1) * math.exp(-14.3)
+    out = fast_attention(np.ones((1, 1)), build_tree(K, V))
+    assert abs(out[0, 0] - (1 - m) / (1 + m)) <= error_bound()
+
+
+def test_low_degree_violates_and_respects_its_own_bound():
+    # p = 4, w = 2: bound ~0.14; the output must stay within it, and be visibly inexact.
+    Q, K, V = _data(512, 2, 3.0)
+    out = fast_attention(Q, build_tree(K, V, p=4, leaf=8), w=2.0)
+    err = np.abs(out - _exact(Q, K, V)).max()
+    assert 1e-6 < err <= error_bound(w=2.0, p=4)
+
+
+def test_stats_account_for_every_key():
+    # Without pruning (huge eps is not allowed, so tiny B: nothing is pruned), every key of
+    # every query is either in an accepted cell or evaluated directly.
+    Q, K, V = _data(256, 2, 0.3)
+    st = {}
+    fast_attention(Q, build_tree(K, V, leaf=8), stats=st)
+    assert st["pruned"] == 0
+    assert st["accepted_keys"] + st["direct"] == 256 * 256
+
+
+def test_global_poly_exact_for_small_entries_and_fails_for_large():
+    Q, K, V = _data(400, 2, 0.5)
+    assert np.abs(global_poly_attention(Q, K, V) - _exact(Q, K, V)).max() < 1e-12
+    Q, K, V = _data(400, 2, 4.0)
+    assert np.abs(global_poly_attention(Q, K, V) - _exact(Q, K, V)).max() > 1e-2
+
+
+def test_error_bound_closed_form():
+    eta = math.exp(4) * 2**15 / math.factorial(15)
+    assert error_bound(4.0, 14, 1e-6) == pytest.approx(2 * (eta + 1e-6) / (1 - eta - 1e-6))
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: build_tree(np.ones((4, 2)), np.ones((3, 1))), "V must have one row"),
+        (lambda: build_tree(np.full((4, 2), np.nan), np.ones((4, 1))), "K"),
+        (lambda: build_tree(np.ones((4, 2)), np.ones((4, 1)), leaf=0), "leaf"),
+        (lambda: fast_attention(np.ones((3, 1)), build_tree(np.ones((4, 2)), np.ones((4, 1)))), "Q"),
+        (lambda: fast_attention(np.ones((3, 2)), build_tree(np.ones((4, 2)), np.ones((4, 1))), eps=0), "eps"),
+        (lambda: fast_attention(np.ones((3, 2)), build_tree(np.ones((4, 2)), np.ones((4, 1))), w=-1), "w"),
+        (lambda: error_bound(w=20.0, p=1), "no error bound"),
+        (lambda: multi_indices(0, 3), "d"),
+        (lambda: global_poly_attention(np.ones((3, 2)), np.ones((4, 2)), np.ones((5, 1))), "V"),
+    ],
+)
+def test_bad_input_raises(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
