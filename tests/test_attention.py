@@ -11,7 +11,7 @@ import pytest
 from paperlib import attention
 from paperlib.training import train
 
-jax.config.update("jax_enable_x64", True)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 references; see conftest.py
 
 
 def _qkv(n=5, m=7, d=4, dv=3, seed=0):

@@ -17,7 +17,7 @@ from paperlib.fast_attention import (
     row_max,
 )
 
-jax.config.update("jax_enable_x64", True)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 references; see conftest.py
 
 
 def _data(n, d, B, seed=0, dv=1):

@@ -7,7 +7,7 @@ import pytest
 
 from paperlib import single_location as sl
 
-jax.config.update("jax_enable_x64", True)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 references; see conftest.py
 
 
 def _brute_predict(k, v, X, activation):
