@@ -41,6 +41,12 @@ def _jupytext_sync(path: Path) -> None:
     )
 
 
+def strip_execution_metadata(nb) -> None:
+    """Drop per-cell execution timestamps (``metadata.execution``) left by older runs."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+
+
 def _execute(ipynb: Path, timeout: int) -> float:
     import nbformat
     from nbclient import NotebookClient
@@ -50,11 +56,13 @@ def _execute(ipynb: Path, timeout: int) -> float:
         nb,
         timeout=timeout,
         kernel_name="python3",
+        record_timing=False,  # no per-cell timestamps: they would churn every diff
         resources={"metadata": {"path": str(ipynb.parent)}},
     )
     t0 = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - t0
+    strip_execution_metadata(nb)
     nbformat.write(nb, ipynb)
     return elapsed
 
