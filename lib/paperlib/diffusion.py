@@ -11,7 +11,6 @@ Analytic pieces are numpy float64; the score network is JAX (float32 unless x64 
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
 
 import jax
@@ -20,6 +19,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from ._validation import as_array, check_int, check_real
+from .mlp import mlp_apply, mlp_init
 
 __all__ = [
     "empirical_score",
@@ -242,24 +242,12 @@ def init_score_mlp(key, *, dim: int, width: int = 128, depth: int = 2):
     dim = check_int("dim", dim, minimum=1)
     width = check_int("width", width, minimum=1)
     depth = check_int("depth", depth, minimum=1)
-    return _init_mlp(key, (dim + 1,) + (width,) * depth + (dim,))
-
-
-@partial(jax.jit, static_argnums=1)  # one compiled program instead of many eager ops
-def _init_mlp(key, sizes):
-    keys = jax.random.split(key, len(sizes) - 1)
-    return [
-        (jax.random.normal(k, (m, n)) * np.sqrt(2.0 / m), jnp.zeros(n))
-        for k, m, n in zip(keys, sizes[:-1], sizes[1:])
-    ]
+    return mlp_init(key, (dim + 1,) + (width,) * depth + (dim,))
 
 
 def _eps_hat(params, x, t):
     h = jnp.concatenate([x, jnp.broadcast_to(jnp.log(t) / 4.0, x.shape[:-1] + (1,))], axis=-1)
-    for W, b in params[:-1]:
-        h = jax.nn.relu(h @ W + b)
-    W, b = params[-1]
-    return h @ W + b
+    return mlp_apply(params, h)
 
 
 def score_mlp(params, x, t):

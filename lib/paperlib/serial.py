@@ -26,7 +26,6 @@ floating-point operations per example analytically from the architectures.
 from __future__ import annotations
 
 from functools import partial
-from typing import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +33,7 @@ import numpy as np
 import optax
 
 from paperlib._validation import as_array, check_int, check_real
+from paperlib.mlp import mlp_apply, mlp_flops, mlp_init  # noqa: F401  (re-exported: part of this module's API)
 from paperlib.training import train
 
 __all__ = [
@@ -233,61 +233,6 @@ def _check_bits(x):
     if not np.all((x == 0) | (x == 1)):
         raise ValueError("x must contain only 0 and 1 cells")
     return x.astype(np.int32)
-
-
-# ----------------------------------------------------------------------------------------------
-# MLPs and FLOP counting
-# ----------------------------------------------------------------------------------------------
-def mlp_init(key, sizes: Sequence[int]):
-    """He-initialised MLP parameters ``[(W_1, b_1), ..., (W_n, b_n)]`` with ``W_i`` of shape (in, out)."""
-    sizes = [check_int("sizes[i]", s, minimum=1) for s in sizes]
-    if len(sizes) < 2:
-        raise ValueError(f"sizes must list at least an input and an output size, got {sizes}")
-    keys = jax.random.split(key, len(sizes) - 1)
-    return [
-        (jax.random.normal(k, (m, n)) * jnp.sqrt(2.0 / m), jnp.zeros(n))
-        for k, m, n in zip(keys, sizes[:-1], sizes[1:])
-    ]
-
-
-def mlp_apply(params, h):
-    """ReLU MLP; the last layer is linear. ``h``: shape (..., in) -> (..., out)."""
-    for W, b in params[:-1]:
-        h = jax.nn.relu(h @ W + b)
-    W, b = params[-1]
-    return h @ W + b
-
-
-def mlp_flops(sizes: Sequence[int], *, output_nonlinearity: bool = False) -> int:
-    """Floating-point operations of one forward pass of a dense MLP, per example.
-
-    A dense layer ``in -> out`` costs ``2 * in * out`` (multiply and add), ``out`` bias additions and,
-    for hidden layers, ``out`` ReLU evaluations. ``output_nonlinearity`` adds ``out`` for a final
-    tanh/threshold.
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        Layer widths, input first.
-    output_nonlinearity : bool, default False
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        If fewer than two sizes are given or a size is not a positive integer.
-    """
-    sizes = [check_int("sizes[i]", s, minimum=1) for s in sizes]
-    if len(sizes) < 2:
-        raise ValueError(f"sizes must list at least an input and an output size, got {sizes}")
-    total = 0
-    for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:])):
-        last = i == len(sizes) - 2
-        total += 2 * m * n + n + (n if (not last or output_nonlinearity) else 0)
-    return int(total)
 
 
 # ----------------------------------------------------------------------------------------------
