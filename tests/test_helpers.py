@@ -50,38 +50,38 @@ def test_rngs_are_deterministic():
 
 # --- claim check -------------------------------------------------------------------------------
 def test_check_claim_value_pass(capsys):
-    r = claims.check_claim("slope", -2.02, predicted=-2.0, atol=0.1)
+    r = claims.check_claim("slope", -2.02, kind="sanity", predicted=-2.0, atol=0.1)
     out = capsys.readouterr().out.strip()
-    assert r.passed and out == "PASS | slope | measured -2.02 | predicted -2 | tolerance ±0.1"
+    assert r.passed and out == "PASS | sanity | slope | measured -2.02 | predicted -2 | tolerance ±0.1"
     assert claims.parse_claim_line(out) == r
 
 
 def test_check_claim_value_fail_raises(capsys):
     with pytest.raises(claims.ClaimFailed, match="FAIL"):
-        claims.check_claim("slope", -1.5, predicted=-2.0, atol=0.1)
-    assert capsys.readouterr().out.startswith("FAIL | slope")
+        claims.check_claim("slope", -1.5, kind="sanity", predicted=-2.0, atol=0.1)
+    assert capsys.readouterr().out.startswith("FAIL | sanity | slope")
 
 
 def test_check_claim_relative_and_combined_tolerance():
-    assert claims.check_claim("c", 1.08, predicted=1.0, rtol=0.1).passed
+    assert claims.check_claim("c", 1.08, kind="sanity", predicted=1.0, rtol=0.1).passed
     # atol + rtol*|predicted| = 0.01 + 0.1*2 = 0.21
-    assert claims.check_claim("c", 2.2, predicted=2.0, atol=0.01, rtol=0.1).passed
-    assert not claims.check_claim("c", 2.3, predicted=2.0, atol=0.01, rtol=0.1, raise_on_fail=False).passed
+    assert claims.check_claim("c", 2.2, kind="sanity", predicted=2.0, atol=0.01, rtol=0.1).passed
+    assert not claims.check_claim("c", 2.3, kind="sanity", predicted=2.0, atol=0.01, rtol=0.1, raise_on_fail=False).passed
 
 
 def test_check_claim_interval_and_one_sided(capsys):
-    assert claims.check_claim("ratio", 36.0, low=25).predicted == ">= 25"
-    assert claims.check_claim("n", 4, high=5).predicted == "<= 5"
-    r = claims.check_claim("s", -1.9, low=-2.2, high=-1.8)
+    assert claims.check_claim("ratio", 36.0, kind="sanity", low=25).predicted == ">= 25"
+    assert claims.check_claim("n", 4, kind="sanity", high=5).predicted == "<= 5"
+    r = claims.check_claim("s", -1.9, kind="sanity", low=-2.2, high=-1.8)
     assert r.predicted == "in [-2.2, -1.8]" and r.tolerance == "-"
     with pytest.raises(claims.ClaimFailed):
-        claims.check_claim("s", -1.7, low=-2.2, high=-1.8)
+        claims.check_claim("s", -1.7, kind="sanity", low=-2.2, high=-1.8)
     capsys.readouterr()
 
 
 def test_check_claim_nan_always_fails():
-    assert not claims.check_claim("x", float("nan"), predicted=0.0, atol=1e9, raise_on_fail=False).passed
-    assert not claims.check_claim("x", float("nan"), low=-1e9, raise_on_fail=False).passed
+    assert not claims.check_claim("x", float("nan"), kind="sanity", predicted=0.0, atol=1e9, raise_on_fail=False).passed
+    assert not claims.check_claim("x", float("nan"), kind="sanity", low=-1e9, raise_on_fail=False).passed
 
 
 @pytest.mark.parametrize(
@@ -98,18 +98,72 @@ def test_check_claim_nan_always_fails():
 )
 def test_check_claim_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        claims.check_claim("x", 1.0, **kwargs)
+        claims.check_claim("x", 1.0, kind="sanity", **kwargs)
 
 
 @pytest.mark.parametrize("bad", ["", "a | b", "two\nlines"])
 def test_check_claim_rejects_bad_text(bad):
     with pytest.raises(ValueError, match="claim"):
-        claims.check_claim(bad, 1.0, low=0)
+        claims.check_claim(bad, 1.0, kind="sanity", low=0)
 
 
 def test_parse_claim_line_ignores_other_text():
     assert claims.parse_claim_line("slope -2.0") is None
     assert claims.parse_claim_line("PASS without fields") is None
+    # a line without a known kind is not a claim line
+    assert claims.parse_claim_line("PASS | slope | measured 1 | predicted 1 | tolerance ±0") is None
+
+
+@pytest.mark.parametrize("kind", claims.KINDS)
+def test_check_claim_kind_is_printed_and_parsed(kind, capsys):
+    r = claims.check_claim("k", 1.0, kind=kind, low=0)
+    out = capsys.readouterr().out.strip()
+    assert out.split(" | ")[1] == kind
+    assert claims.parse_claim_line(out) == r
+
+
+@pytest.mark.parametrize("bad", [None, "", "Reproduction", "theorem", 1, True])
+def test_check_claim_requires_a_known_kind(bad):
+    with pytest.raises(ValueError, match="kind"):
+        claims.check_claim("x", 1.0, kind=bad, low=0)
+    with pytest.raises(TypeError):
+        claims.check_claim("x", 1.0, low=0)  # kind is required
+
+
+@pytest.mark.parametrize("bad", [True, "1.0", 1 + 2j, np.complex128(1.0)])
+def test_check_claim_rejects_non_real_measured(bad):
+    with pytest.raises(ValueError, match="measured"):
+        claims.check_claim("x", bad, kind="sanity", low=0)
+
+
+def test_record_mode_writes_json_lines_and_does_not_raise(tmp_path, monkeypatch, capsys):
+    import json
+
+    rec = tmp_path / "rec.jsonl"
+    monkeypatch.setenv(claims.RECORD_ENV_VAR, str(rec))
+    r = claims.check_claim("fails", 3.0, kind="derived", high=1.0)  # no ClaimFailed in record mode
+    v = claims.declare_verdict("partly", missing="the d = 20 sphere")
+    rows = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert rows[0]["type"] == "claim" and rows[0]["passed"] is False and rows[0]["kind"] == "derived"
+    assert rows[1] == {"type": "verdict", "verdict": "partly", "missing": "the d = 20 sphere"}
+    assert not r.passed and v.verdict == "partly"
+    capsys.readouterr()
+
+
+def test_declare_verdict_prints_and_parses(capsys):
+    v = claims.declare_verdict("reproduced", missing="-")
+    out = capsys.readouterr().out.strip()
+    assert out == "VERDICT | reproduced | -"
+    assert claims.parse_verdict_line(out) == v
+    assert claims.parse_verdict_line("VERDICT | maybe | x") is None
+
+
+@pytest.mark.parametrize(
+    "verdict, missing", [("yes", "-"), ("partly", ""), ("partly", "a | b"), (None, "-"), ("partly", 3)]
+)
+def test_declare_verdict_rejects_bad_input(verdict, missing):
+    with pytest.raises(ValueError):
+        claims.declare_verdict(verdict, missing=missing)
 
 
 # --- power-law fit -----------------------------------------------------------------------------
