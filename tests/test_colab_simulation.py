@@ -19,7 +19,12 @@ environment see this checkout's ``lib/``).
 
 **The runs.** All chapters execute in one module-scoped batch, two at a time (the CI machine has two
 cores), each with a fresh kernel; per-chapter tests then check that it ran to the end, that paperlib
-was installed into its own fresh environment, and that every claim check printed PASS. A second test
+was installed into its own fresh environment, and that every claim check printed PASS; and that its
+outputs equal the committed ones under strict nbval's rules (stdout and text/HTML displays, sanitized
+with ``tests/nbval_sanitize.cfg``; images and stderr not compared). The Colab view holds the very same
+package versions as the developer environment, so this comparison is as strict as the nbval pass; if
+it keeps holding, CI could drop the separate ``--nbval`` execution of the chapters and save a full run
+of the book. A second test
 makes the source unreachable and checks that the setup cell prints one clear message, that the
 notebook stops there and that no other cell runs (no cascade of ``NameError``).
 """
@@ -31,6 +36,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -290,6 +296,53 @@ def test_chapter_runs_unmodified_in_fresh_colab_environment(colab_runs, slug):
     assert not setup.get("outputs"), f"{slug}: the setup cell printed {setup.get('outputs')}"
     verdicts = [r for r in map(parse_claim_line, _stream_lines(run["nb"])) if r]
     assert verdicts and all(r.passed for r in verdicts), f"{slug}: claim checks {verdicts}"
+
+
+def _sanitizers():
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "tests" / "nbval_sanitize.cfg")
+    return [(re.compile(cfg[s]["regex"]), cfg[s]["replace"]) for s in cfg.sections()]
+
+
+def _comparable(nb) -> list[list[str]]:
+    """What strict nbval compares, per code cell: stdout and the text/HTML of displays, sanitized."""
+    subs = _sanitizers()
+
+    def clean(text):
+        for rx, rep in subs:
+            text = rx.sub(rep, text)
+        return text
+
+    cells = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        outs = []
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stdout":
+                outs.append(clean(o.get("text", "")))
+            for mime, data in sorted(o.get("data", {}).items()) if "data" in o else []:
+                if not mime.startswith("image/") and "widget" not in mime:
+                    outs.append(f"{mime}: {clean(data if isinstance(data, str) else ''.join(data))}")
+        cells.append(outs)
+    return cells
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_colab_outputs_match_committed_outputs(colab_runs, slug):
+    """The fresh-environment run reproduces the committed outputs exactly (what strict nbval checks)."""
+    run = colab_runs[slug]
+    if run["rc"] != 0:
+        pytest.skip("the chapter did not run (see the test above)")
+    committed = _comparable(nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4))
+    fresh = _comparable(run["nb"])
+    diff = [i for i, (a, b) in enumerate(zip(committed, fresh)) if a != b]
+    assert len(committed) == len(fresh) and not diff, (
+        f"{slug}: code cells {diff[:5]} differ from the committed outputs; first: "
+        f"{committed[diff[0]] if diff else ''!r} != {fresh[diff[0]] if diff else ''!r}"
+    )
 
 
 @pytest.mark.parametrize("broken", ["paperlib", "data"])
