@@ -20,7 +20,7 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 define check_python
-	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11, 5), "Python 3.11.5+ is required (the locks pin soupsieve 4.1, which needs it)"'
 endef
 
 $(BIN)/jupyter-book: requirements.txt requirements-dev.txt requirements-data.txt pyproject.toml
