@@ -481,6 +481,7 @@ def convert_notebook(slug: str, *, ref: str | None = None, bib: dict[str, Work] 
     for i, cell in enumerate(out.cells):  # fresh, unique cell ids
         cell["id"] = f"launch-{i}"
     out.metadata.pop("jupytext", None)
+    out.metadata.pop("executable_theory", None)  # regenerate's provenance (input hashes, other seeds)
     out.metadata["launch"] = {"chapter": slug, "number": number, "ref": ref or ""}
     return out
 

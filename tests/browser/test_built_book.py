@@ -62,7 +62,8 @@ REPO_URL = CONFIG["repository"]["url"].rstrip("/")
 ORG_REPO = urlparse(REPO_URL).path.strip("/")
 LAUNCH_BRANCH = CONFIG["sphinx"]["config"].get("launch_branch", "gh-pages")
 SLUGS = launch_notebooks.toc_chapters()
-PAGES = (["book/intro"] + [f"book/chapters/{s}" for s in SLUGS] + ["book/status", "book/references", "prf-prf"])
+_TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+PAGES = [_TOC["root"]] + [c["file"] for part in _TOC["parts"] for c in part["chapters"]] + ["prf-prf"]
 MODES = {"1400": (1400, "screen"), "390": (390, "screen"), "print": (800, "print")}
 RAW = re.compile(r"\$|\\|\{[a-z][\w:-]*\}`|:::|```")
 
