@@ -7,9 +7,10 @@ rendered at twice its display resolution and displayed at its 1x size, so it is 
 screens and in print, while notebooks stay small (a 6.4-inch figure is about 1170 px wide).
 
 Legibility: a figure shown on a 390 px-wide phone is scaled to about 360 px. Text of ``p`` points then
-measures about ``p * 90/72 * 360/590`` CSS pixels, so the smallest text of the style (tick labels and
-legends, 13.2 pt) stays near 10 px; the previous style (11 pt) gave 8 px, and a chapter's
-``fontsize="small"`` legend is 0.83 times that. The smallest font size is written into every PNG (text
+measures about ``p * 90/72 * 350/590`` CSS pixels, so the smallest text of the style (tick labels and
+legends, 13.2 pt) measures about 9.6 px; the previous style (11 pt) gave 8 px. A chapter's
+``fontsize="small"`` legend is 0.83 times that, and a figure wider than 6.4 inches shrinks further
+(two panels side by side at 9 inches: 6.9 px), so panels meant for phones are better stacked. The smallest font size is written into every PNG (text
 key ``book-min-font-pt``), which the browser test uses to estimate what a phone shows.
 """
 
