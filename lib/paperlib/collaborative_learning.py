@@ -42,9 +42,9 @@ from scipy import linalg
 
 from ._validation import as_array, check_int, check_real
 from .multi_agent_systems import (FiniteSystem, GaussianSystem, _check_rng, _check_system,
-                                  _expectations, solutions, tv_system)  # tv_system: for the examples
+                                  _expectations, free_ride_system, heterogeneity, solutions, tv_system)
 
-__all__ = ["METHODS", "simulate", "asymptotic_mse", "pooled_ratio"]
+__all__ = ["METHODS", "simulate", "asymptotic_mse", "pooled_ratio", "affinity_grid"]
 
 #: The learners run side by side by :func:`simulate`, in the order of its output.
 METHODS = ("independent", "fedavg", "affpcl", "affpcl_no_rho")
@@ -365,3 +365,138 @@ def pooled_ratio(numerator, denominator, *, axis=0):
     dev = a / np.expand_dims(a_bar, axis) - b / np.expand_dims(b_bar, axis)
     se = dev.std(axis, ddof=1) / np.sqrt(K) if K > 1 else np.zeros_like(a_bar)
     return a_bar / b_bar, se
+
+
+class GridResult(NamedTuple):
+    table: "pandas.DataFrame"      # one row per (n, delta)
+    free_ride: "pandas.DataFrame"  # one row per n (empty without free_ride_delta)
+    curves: dict                   # error trajectories of the cell ``curve``
+
+
+def _pooled(out, name, sel, agents=slice(None)):
+    """Pool the final errors of the systems ``sel`` over instances and runs (agents averaged)."""
+    return out[name][sel, :, -1, agents].mean(-1).reshape(-1)
+
+
+def affinity_grid(ns, deltas, *, instances: int, runs: int, steps: int, alpha: float, t0: float,
+                  free_ride_delta: float | None = None, curve=None, rng: np.random.Generator):
+    r"""Error of AffPCL relative to IL over a grid of agent counts and heterogeneity levels.
+
+    For every :math:`n` in ``ns`` and :math:`\delta` in ``deltas`` it draws ``instances`` systems
+    :func:`~paperlib.multi_agent_systems.tv_system` (:math:`\delta_{env} = \delta` exactly), runs every
+    learner ``runs`` times for ``steps`` rounds with :math:`\alpha_t = \alpha t_0/(t+t_0)`, and pools
+    the final errors over instances, runs and agents into the ratio :math:`\mathrm{MSE}^0_{AffPCL} /
+    \mathrm{MSE}^0_{IL}` (the paper's agent-averaged error) with the standard error of its logarithm
+    (:func:`pooled_ratio`). Beside it: the envelope :math:`\max\{n^{-1},\delta_{env},\delta_{obj}\}`
+    of Theorem 1 (levels computed, not nominal), the exact asymptotic ratio of :func:`asymptotic_mse`
+    pooled the same way, and the ratios of FedAvg and of the :math:`\rho\equiv1` ablation to IL.
+    All systems of one :math:`n` run as one batch (one compilation per :math:`n`).
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Agent counts, each >= 2.
+    deltas : sequence of float
+        Heterogeneity levels in [0, 1).
+    instances : int
+        Systems drawn per cell, >= 1.
+    runs : int
+        Runs per system, >= 2 (the standard error needs two units).
+    steps : int
+        Rounds :math:`T`, >= 20 (multiple of 20: trajectories are recorded 20 times).
+    alpha, t0 : float
+        Step :math:`\alpha_t = \alpha t_0/(t+t_0)`; :math:`\alpha t_0\lambda > 1/2` is required.
+    free_ride_delta : float, optional
+        If given, also run ``instances`` :func:`~paperlib.multi_agent_systems.free_ride_system` systems
+        of this level per :math:`n` and report agent 0 (the centre) against the others.
+    curve : (int, float), optional
+        A cell ``(n, delta)`` of the grid whose error trajectories are returned.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    GridResult
+        ``table`` (columns ``n, delta, delta_env, delta_obj, envelope, ratio, se_log, predicted,
+        fedavg_ratio, no_rho_ratio, no_rho_floor``, the last being the ablation's final error over its
+        predicted bias plus AffPCL's predicted variance); ``free_ride`` (columns ``n, tv_to_others,
+        delta_cen, ratio, se_log, predicted, others_ratio, others_se_log, others_predicted``);
+        ``curves`` (``t`` and, per learner, the pooled mean error at each recorded round, plus
+        ``predicted_affpcl``, ``predicted_independent`` and ``no_rho_bias``).
+
+    Raises
+    ------
+    ValueError
+        On bad sizes or levels, or a ``curve`` cell that is not in the grid.
+
+    Notes
+    -----
+    The exact-TV instances, the diminishing step with the last iterate and the asymptotic prediction
+    are ours. The paper's own experiments use its Gaussian construction and a constant step.
+
+    Examples
+    --------
+    >>> res = affinity_grid([2], [0.0], instances=1, runs=2, steps=100, alpha=0.5, t0=20.0,
+    ...                     rng=np.random.default_rng(0))
+    >>> res.table[["n", "delta", "envelope"]].to_numpy().tolist()
+    [[2.0, 0.0, 0.5]]
+    """
+    import pandas as pd
+
+    ns = [check_int("ns", n, minimum=2) for n in np.atleast_1d(as_array("ns", ns, dtype=None, min_size=1))]
+    deltas = [check_real("deltas", x, minimum=0.0, maximum=1.0, strict_max=True)
+              for x in np.atleast_1d(as_array("deltas", deltas, min_size=1))]
+    instances = check_int("instances", instances, minimum=1)
+    runs = check_int("runs", runs, minimum=2)
+    steps = check_int("steps", steps, minimum=20)
+    if steps % 20:
+        raise ValueError(f"steps must be a multiple of 20, got {steps}")
+    alpha = check_real("alpha", alpha, minimum=0.0, strict_min=True)
+    t0 = check_real("t0", t0, minimum=0.0, strict_min=True)
+    if free_ride_delta is not None:
+        free_ride_delta = check_real("free_ride_delta", free_ride_delta, minimum=0.0, maximum=1.0,
+                                     strict_max=True)
+    if curve is not None and (len(curve) != 2 or curve[0] not in ns or curve[1] not in deltas):
+        raise ValueError(f"curve must be a cell (n, delta) of the grid, got {curve!r}")
+    rng = _check_rng(rng)
+    rows, fr_rows, curves = [], [], {}
+    K = instances
+    for n in ns:
+        systems = [tv_system(n, dl, rng=rng) for dl in deltas for _ in range(K)]
+        if free_ride_delta is not None:
+            systems += [free_ride_system(n, free_ride_delta, rng=rng) for _ in range(K)]
+        out = simulate(systems, steps=steps, runs=runs, alpha=alpha, t0=t0, record_every=steps // 20,
+                       rng=rng)
+        lims = [asymptotic_mse(s, alpha=alpha, t0=t0) for s in systems]
+        for b, dl in enumerate(deltas):
+            sel = slice(b * K, (b + 1) * K)
+            het = [heterogeneity(s) for s in systems[sel]]
+            env, obj = max(h.delta_env for h in het), max(h.delta_obj for h in het)
+            il = _pooled(out, "independent", sel)
+            ratio, se = pooled_ratio(_pooled(out, "affpcl", sel), il)
+            pred = sum(l.affpcl.sum() for l in lims[sel]) / sum(l.independent.sum() for l in lims[sel])
+            floor = np.mean([(l.no_rho_bias + l.affpcl / (steps + t0)).mean() for l in lims[sel]])
+            rows.append(dict(n=n, delta=dl, delta_env=env, delta_obj=obj, envelope=max(1 / n, env, obj),
+                             ratio=float(ratio), se_log=float(se), predicted=pred,
+                             fedavg_ratio=float(_pooled(out, "fedavg", sel).mean() / il.mean()),
+                             no_rho_ratio=float(_pooled(out, "affpcl_no_rho", sel).mean() / il.mean()),
+                             no_rho_floor=float(_pooled(out, "affpcl_no_rho", sel).mean() / floor)))
+            if curve is not None and (n, dl) == tuple(curve):
+                curves["t"] = out["t"]
+                for name in METHODS:
+                    curves[name] = out[name][sel].mean(axis=(0, 1, 3))
+                curves["predicted_affpcl"] = np.mean([l.affpcl.mean() for l in lims[sel]]) / (out["t"] + t0)
+                curves["predicted_independent"] = (np.mean([l.independent.mean() for l in lims[sel]])
+                                                   / (out["t"] + t0))
+                curves["no_rho_bias"] = np.mean([l.no_rho_bias.mean() for l in lims[sel]])
+        if free_ride_delta is not None:
+            sel = slice(len(deltas) * K, None)
+            fr = systems[sel]
+            row = dict(n=n, tv_to_others=min(0.5 * np.abs(s.mu[0] - s.mu[1:]).sum(1).min() for s in fr),
+                       delta_cen=max(heterogeneity(s).delta_cen[0] for s in fr))
+            for tag, ag in (("", slice(0, 1)), ("others_", slice(1, None))):
+                r, se = pooled_ratio(_pooled(out, "affpcl", sel, ag), _pooled(out, "independent", sel, ag))
+                row[tag + "ratio"], row[tag + "se_log"] = float(r), float(se)
+                row[tag + "predicted"] = (sum(l.affpcl[ag].sum() for l in lims[sel])
+                                          / sum(l.independent[ag].sum() for l in lims[sel]))
+            fr_rows.append(row)
+    return GridResult(pd.DataFrame(rows), pd.DataFrame(fr_rows), curves)
