@@ -258,6 +258,19 @@ def test_bad_inputs_raise_naming_the_argument():
         cl.asymptotic_mse(mas.gaussian_system(2, 0.1, 0.1, rng=rng), alpha=0.5, t0=20.0)
     with pytest.raises(ValueError, match="denominator"):
         cl.pooled_ratio([1.0, 2.0], [1.0, -2.0])
+    with pytest.raises(ValueError, match="alpha"):
+        cl.simulate(good, steps=10, runs=1, alpha=True, rng=rng)
+    with pytest.raises(ValueError, match="theta"):
+        mas.FiniteSystem(good.A, good.Phi, good.mu, good.theta + 1j)
+    grid = dict(instances=1, runs=2, steps=100, alpha=0.5, t0=20.0, rng=rng)
+    with pytest.raises(ValueError, match="ns"):
+        cl.affinity_grid([1], [0.0], **grid)
+    with pytest.raises(ValueError, match="deltas"):
+        cl.affinity_grid([2], [1.0], **grid)
+    with pytest.raises(ValueError, match="curve"):
+        cl.affinity_grid([2], [0.0], curve=(4, 0.0), **grid)
+    with pytest.raises(ValueError, match="steps"):
+        cl.affinity_grid([2], [0.0], **{**grid, "steps": 110})
 
 
 @pytest.mark.parametrize("module", [cl, mas])

@@ -40,9 +40,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import linalg
 
-from ._validation import as_array, check_int, check_real
+from ._validation import check_int
 from .multi_agent_systems import (FiniteSystem, GaussianSystem, _check_rng, _check_system,
                                   _expectations, free_ride_system, heterogeneity, solutions, tv_system)
+from .multi_agent_systems import _strict_array as as_array  # refuses bool, str, complex too
+from .multi_agent_systems import _strict_real as check_real
 
 __all__ = ["METHODS", "simulate", "asymptotic_mse", "pooled_ratio", "affinity_grid"]
 

@@ -73,17 +73,17 @@ class FiniteSystem(_FiniteFields):
     __slots__ = ()
 
     def __new__(cls, A, Phi, mu, theta):
-        A = as_array("A", A, ndim=3, min_size=1)
+        A = _strict_array("A", A, ndim=3, min_size=1)
         S, d, d2 = A.shape
         if d != d2:
             raise ValueError(f"A must have shape (S, d, d), got {A.shape}")
-        Phi = as_array("Phi", Phi, shape=(S, d, d))
-        mu = as_array("mu", mu, ndim=2, min_size=1)
+        Phi = _strict_array("Phi", Phi, shape=(S, d, d))
+        mu = _strict_array("mu", mu, ndim=2, min_size=1)
         if mu.shape[1] != S:
             raise ValueError(f"mu must have shape (n, {S}) (one column per state of A), got {mu.shape}")
         if np.any(mu < 0) or not np.allclose(mu.sum(1), 1.0, atol=1e-8):
             raise ValueError("mu must have non-negative rows that sum to 1")
-        theta = as_array("theta", theta, shape=(mu.shape[0], d))
+        theta = _strict_array("theta", theta, shape=(mu.shape[0], d))
         return super().__new__(cls, A, Phi, mu, theta)
 
 
@@ -125,14 +125,32 @@ class GaussianSystem(_GaussianFields):
     __slots__ = ()
 
     def __new__(cls, means, A_base, Phi_base, eps_A, eps_Phi, theta):
-        means = as_array("means", means, ndim=2, min_size=1)
+        means = _strict_array("means", means, ndim=2, min_size=1)
         n, d = means.shape
-        A_base = as_array("A_base", A_base, shape=(d, d))
-        Phi_base = as_array("Phi_base", Phi_base, shape=(d, d))
-        eps_A = check_real("eps_A", eps_A, minimum=0.0)
-        eps_Phi = check_real("eps_Phi", eps_Phi, minimum=0.0)
-        theta = as_array("theta", theta, shape=(n, d))
+        A_base = _strict_array("A_base", A_base, shape=(d, d))
+        Phi_base = _strict_array("Phi_base", Phi_base, shape=(d, d))
+        eps_A = _strict_real("eps_A", eps_A, minimum=0.0)
+        eps_Phi = _strict_real("eps_Phi", eps_Phi, minimum=0.0)
+        theta = _strict_array("theta", theta, shape=(n, d))
         return super().__new__(cls, means, A_base, Phi_base, eps_A, eps_Phi, theta)
+
+
+def _strict_real(name, value, **kwargs) -> float:
+    """check_real that also refuses bools, strings and complex numbers."""
+    if isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return check_real(name, value, **kwargs)
+
+
+def _strict_array(name, value, **kwargs) -> np.ndarray:
+    """as_array that also refuses bool, string and complex entries."""
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be array-like of real numbers, got {type(value).__name__}") from None
+    if kind in "bcSUV":
+        raise ValueError(f"{name} must be an array of real numbers, got dtype kind {kind!r}")
+    return as_array(name, value, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,11 +290,11 @@ def tv_system(n: int, delta: float, *, delta_obj: float | None = None, shared_st
     ((4, 16), 0.3)
     """
     n = check_int("n", n, minimum=1)
-    delta = check_real("delta", delta, minimum=0.0, maximum=1.0, strict_max=True)
-    delta_obj = delta if delta_obj is None else check_real("delta_obj", delta_obj, minimum=0.0)
+    delta = _strict_real("delta", delta, minimum=0.0, maximum=1.0, strict_max=True)
+    delta_obj = delta if delta_obj is None else _strict_real("delta_obj", delta_obj, minimum=0.0)
     shared_states = check_int("shared_states", shared_states, minimum=1)
     d = check_int("d", d, minimum=1)
-    ridge = check_real("ridge", ridge, minimum=0.0, strict_min=True)
+    ridge = _strict_real("ridge", ridge, minimum=0.0, strict_min=True)
     rng = _check_rng(rng)
     S = shared_states + n
     A = _psd_features(S, d, ridge, rng)
@@ -330,10 +348,10 @@ def free_ride_system(n: int, delta: float, *, shared_states: int = 12, d: int = 
     True
     """
     n = check_int("n", n, minimum=2)
-    delta = check_real("delta", delta, minimum=0.0, maximum=1.0, strict_max=True)
+    delta = _strict_real("delta", delta, minimum=0.0, maximum=1.0, strict_max=True)
     shared_states = check_int("shared_states", shared_states, minimum=1)
     d = check_int("d", d, minimum=1)
-    ridge = check_real("ridge", ridge, minimum=0.0, strict_min=True)
+    ridge = _strict_real("ridge", ridge, minimum=0.0, strict_min=True)
     rng = _check_rng(rng)
     S = shared_states + n
     A = _psd_features(S, d, ridge, rng)
@@ -383,12 +401,12 @@ def gaussian_system(n: int, delta_env: float, delta_obj: float, *, d: int = 5, c
     [0.0, 2.0, 2.0]
     """
     n = check_int("n", n, minimum=1)
-    delta_env = check_real("delta_env", delta_env, minimum=0.0)
-    delta_obj = check_real("delta_obj", delta_obj, minimum=0.0)
+    delta_env = _strict_real("delta_env", delta_env, minimum=0.0)
+    delta_obj = _strict_real("delta_obj", delta_obj, minimum=0.0)
     d = check_int("d", d, minimum=1)
-    c_env = check_real("c_env", c_env, minimum=0.0)
-    eps_A = check_real("eps_A", eps_A, minimum=0.0)
-    eps_Phi = check_real("eps_Phi", eps_Phi, minimum=0.0)
+    c_env = _strict_real("c_env", c_env, minimum=0.0)
+    eps_A = _strict_real("eps_A", eps_A, minimum=0.0)
+    eps_Phi = _strict_real("eps_Phi", eps_Phi, minimum=0.0)
     rng = _check_rng(rng)
 
     def unit(k):
