@@ -400,9 +400,9 @@ def fsl_risk(m0, ops, steps):
 
     Notes
     -----
-    The FSL of Li et al. (2025, Theorems 4.2-4.4) and of Wang et al. (2026, eq. for ``E_T``) is stated up
-    to constants (``≍``) with power-law ``e`` and ``K``; evaluating it with the model's exact sums and
-    unit constants is our instantiation, used as the theory curve beside the exact risk.
+    The FSL of Li et al. (2025), used by Wang et al. (2026) for batch schedules, is stated up to
+    constants (``≍``) with power-law ``e`` and ``K``; evaluating it with the model's exact sums and unit
+    constants is our instantiation, used as the theory curve beside the exact risk.
 
     Examples
     --------

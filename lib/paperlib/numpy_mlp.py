@@ -8,11 +8,11 @@ The book's shared network, :mod:`paperlib.mlp`, is written in JAX; this module r
 initialisation in numpy with the gradient written out, because at this size (a 64-32-10 network,
 batches of 8 to 64) a step is a handful of tiny matrix products and numpy runs them without JAX's
 compilation step, which would dominate the chapter's runtime. ``tests/test_numpy_mlp.py`` checks the
-gradient against ``jax.grad``.
+gradient against central finite differences.
 
 References: J. Wang, B. Li, Z. Zhou, M. Wang, Y. Sun, J. Zhang, X. Cai, L. Wu, *Fast Catch-Up, Late
 Switching: Optimal Batch Size Scheduling via Functional Scaling Laws*, ICLR 2026, arXiv:2602.14208
-(Section 4, LLM experiments with constant learning rate and batch switches).
+(its LLM experiments with a constant learning rate and batch switches).
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def mlp_switch_runs(X, y, *, width, lr, batch_small, batch_large, data, fraction
 
     Notes
     -----
-    Plain numpy with the gradient written out (tested against ``jax.grad``): at this size a step is a
+    Plain numpy with the gradient written out (tested against finite differences): at this size a step is a
     handful of tiny matrix products, and numpy runs them without a compilation step. The learning rate
     is constant, as in the paper's BSS experiments; there are no momentum or Adam states.
 
