@@ -180,7 +180,7 @@ def two_stage_risk(m0, op_small, op_large, *, data, switch, model="exact"):
     >>> from paperlib import functional_scaling as fs
     >>> lam, m0 = fs.power_law_task(40, beta=3.0, s=0.2)
     >>> op1, op8 = (fs.sgd_moment_operator(lam, eta=0.3, batch=b, sigma2=1.0) for b in (1, 8))
-    >>> np.round(two_stage_risk(m0, op1, op8, data=1000, switch=[0, 500, 1000]), 4).tolist()
+    >>> np.round(two_stage_risk(m0, op1, op8, data=1e3, switch=[0.0, 500.0, 1e3]), 4).tolist()
     [0.2399, 0.1621, 0.3161]
     """
     m0, op_small, op_large = _check_pair(m0, op_small, op_large)
@@ -230,7 +230,7 @@ def optimal_switch(m0, op_small, op_large, *, data, grid=21, model="exact"):
     >>> from paperlib import functional_scaling as fs
     >>> lam, m0 = fs.power_law_task(40, beta=3.0, s=0.2)
     >>> op1, op8 = (fs.sgd_moment_operator(lam, eta=0.3, batch=b, sigma2=1.0) for b in (1, 8))
-    >>> res = optimal_switch(m0, op1, op8, data=1000)
+    >>> res = optimal_switch(m0, op1, op8, data=1e3)
     >>> round(res.fraction, 3), res.grid_minima
     (0.846, 1)
     """
@@ -275,7 +275,7 @@ def catch_up(m0, op_small, op_large, *, switch_step, lags):
     >>> from paperlib import functional_scaling as fs
     >>> lam, m0 = fs.power_law_task(40, beta=3.0, s=0.2)
     >>> op1, op8 = (fs.sgd_moment_operator(lam, eta=0.3, batch=b, sigma2=1.0) for b in (1, 8))
-    >>> np.round(catch_up(m0, op1, op8, switch_step=1000, lags=[0, 10, 100]).rel_gap, 3).tolist()
+    >>> np.round(catch_up(m0, op1, op8, switch_step=1e3, lags=[0.0, 10.0, 100.0]).rel_gap, 3).tolist()
     [1.375, 0.107, 0.021]
     """
     m0, op_small, op_large = _check_pair(m0, op_small, op_large)
@@ -320,7 +320,7 @@ def catch_up_lag(m0, op_small, op_large, *, switch_step, threshold):
     >>> from paperlib import functional_scaling as fs
     >>> lam, m0 = fs.power_law_task(40, beta=3.0, s=0.2)
     >>> op1, op8 = (fs.sgd_moment_operator(lam, eta=0.3, batch=b, sigma2=1.0) for b in (1, 8))
-    >>> round(catch_up_lag(m0, op1, op8, switch_step=1000, threshold=0.05), 1)
+    >>> round(catch_up_lag(m0, op1, op8, switch_step=1e3, threshold=0.05), 1)
     32.4
     """
     m0, op_small, op_large = _check_pair(m0, op_small, op_large)
@@ -381,7 +381,7 @@ def optimal_piecewise_schedule(lam, m0, *, eta, sigma2, data, segments=8, b_min=
     --------
     >>> from paperlib import functional_scaling as fs
     >>> lam, m0 = fs.power_law_task(30, beta=3.0, s=1.5)
-    >>> res = optimal_piecewise_schedule(lam, m0, eta=0.3, sigma2=1.0, data=3000, segments=3)
+    >>> res = optimal_piecewise_schedule(lam, m0, eta=0.3, sigma2=1.0, data=3e3, segments=3)
     >>> bool(np.all(np.diff(res.batches) > 0)), bool(res.risk <= res.constant_risk)
     (True, True)
     """

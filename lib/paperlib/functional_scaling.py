@@ -236,7 +236,7 @@ def propagate(m, op, steps):
     Examples
     --------
     >>> op = sgd_moment_operator([1.0, 0.5], eta=0.5, batch=2.0, sigma2=1.0)
-    >>> np.round(propagate([1.0, 1.0], op, 3), 4).tolist()
+    >>> np.round(propagate([1.0, 1.0], op, 3.0), 4).tolist()
     [0.4187, 0.4536]
     """
     op = _check_op("op", op)
@@ -326,7 +326,7 @@ def schedule_risk(m0, ops, steps, *, at=None):
     --------
     >>> lam, m0 = power_law_task(20, beta=2.0, s=0.5)
     >>> ops = [sgd_moment_operator(lam, eta=0.5, batch=b, sigma2=1.0) for b in (1, 8)]
-    >>> round(schedule_risk(m0, ops, [100, 20]), 4)
+    >>> round(schedule_risk(m0, ops, [100.0, 20.0]), 4)
     0.1022
     """
     steps = _check_schedule(ops, steps)
@@ -408,7 +408,7 @@ def fsl_risk(m0, ops, steps):
     --------
     >>> lam, m0 = power_law_task(20, beta=2.0, s=0.5)
     >>> ops = [sgd_moment_operator(lam, eta=0.5, batch=b, sigma2=1.0) for b in (1, 8)]
-    >>> round(fsl_risk(m0, ops, [100, 20]), 4)
+    >>> round(fsl_risk(m0, ops, [100.0, 20.0]), 4)
     0.062
     """
     steps = _check_schedule(ops, steps)
