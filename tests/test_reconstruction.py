@@ -116,6 +116,7 @@ def test_matched_distance_against_brute_force():
     assert rc.matched_distance(Xh, flip[::-1], invariance="sign") == pytest.approx(0.0, abs=1e-12)
     assert rc.matched_distance(Xh, -np.abs(Xh), invariance="abs") == pytest.approx(0.0, abs=1e-12)
     assert rc.matched_distance(X, X[:2]) == pytest.approx(0.0)  # rectangular: n_hat < n
+    np.testing.assert_array_equal(rc.matched_rows(X, Xh), Xh[list(best)])
 
 
 def test_random_guess_level_closed_form():

@@ -38,6 +38,7 @@ __all__ = [
     "synthetic_problem",
     "tangent_jacobian",
     "zero_loss_dimension",
+    "training_error",
     "attack_trials",
 ]
 
@@ -247,6 +248,42 @@ def zero_loss_dimension(X, theta, V, *, activation: str = "relu", rtol: float = 
     return int(n * (d - 1) - np.sum(s > rtol * scale))
 
 
+def training_error(problem: Problem, *, activation: str = "relu") -> float:
+    """Relative training error of a trained model: ``mean((Φθ - y)²) / mean(y²)``.
+
+    Zero (up to rounding) when the model interpolates its labels, which the minimum-norm fit does
+    as soon as ``p >= n`` and ``Φ`` has full row rank.
+
+    Parameters
+    ----------
+    problem : Problem
+        A trained model and its data (from :func:`synthetic_problem`).
+    activation : {"relu", "relu_tanh", "tanh", "linear"}, default "relu"
+        The nonlinearity the model was trained with.
+
+    Returns
+    -------
+    float
+        The relative mean squared training error, ``>= 0``.
+
+    Raises
+    ------
+    ValueError
+        If ``problem`` is not a :class:`Problem` or the activation is unknown.
+
+    Examples
+    --------
+    >>> prob = synthetic_problem(4, 8, 2, activation="tanh", rng=np.random.default_rng(0))
+    >>> training_error(prob, activation="tanh") > 0.01        # p = 2 < n = 4: labels not fitted
+    True
+    """
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem must be a Problem (from synthetic_problem), got {type(problem).__name__}")
+    activation = _check_activation(activation)
+    fitted = feature_map(problem.X, problem.V, activation=activation) @ problem.theta
+    return float(np.mean((fitted - problem.y) ** 2) / np.mean(problem.y ** 2))
+
+
 def attack_trials(
     n: int,
     d: int,
@@ -314,10 +351,9 @@ def attack_trials(
     outcome = classify_outcomes(res.loss, rho)
     rows = []
     for t, pr in enumerate(probs):
-        fitted = feature_map(pr.X, pr.V, activation=activation) @ pr.theta
         rows.append(dict(
             n=n, d=d, p=p, trial=t,
-            train_mse=float(np.mean((fitted - pr.y) ** 2) / np.mean(pr.y ** 2)),
+            train_mse=training_error(pr, activation=activation),
             loss=float(res.loss[t]), rho=float(rho[t]), outcome=str(outcome[t]),
             zero_dim=zero_loss_dimension(pr.X, pr.theta, pr.V, activation=activation),
             zero_dim_counted=max(0, n * (d - 1) - max(0, p - n)),

@@ -18,8 +18,9 @@ Public functions
     :func:`projection_loss` (the objective), :func:`reconstruct` (the attack: damped Gauss-Newton
     from random restarts, batched over problems), :func:`reconstruct_first_order` (the authors'
     optimiser, SGD with momentum through optax), :func:`matched_distance` (Hungarian-matched
-    reconstruction error), :func:`random_guess_distance` (its chance level),
-    :func:`classify_outcomes` (recovered / wrong zero / partial / inconclusive). The counting
+    reconstruction error) and :func:`matched_rows` (the matched reordering),
+    :func:`random_guess_distance` (its chance level) and :func:`classify_outcomes` (recovered /
+    wrong zero / partial / inconclusive). The counting
     argument (when are the data identifiable?) and the synthetic task live in
     :mod:`paperlib.identifiability`.
 
@@ -52,6 +53,7 @@ __all__ = [
     "reconstruct",
     "reconstruct_first_order",
     "matched_distance",
+    "matched_rows",
     "random_guess_distance",
     "classify_outcomes",
 ]
@@ -262,8 +264,9 @@ def reconstruct(
     (:func:`reconstruct_first_order` follows them). Gauss-Newton uses the least-squares structure of
     the loss and reaches ``1e-25`` in tens of iterations, so that an exact solution and a local
     minimum are told apart by orders of magnitude. Each step solves
-    ``(JᵀJ + μ diag(JᵀJ)) δ = -Jᵀr``; ``μ`` is divided by 3 after a decrease of the loss and
-    multiplied by 4 otherwise; a restart whose ``μ`` exceeds ``1e12`` has stalled and stops. The
+    ``(JᵀJ + μ diag(JᵀJ)) δ = -Jᵀr``; ``μ`` is divided by 3 after a decrease of the loss (down to
+    ``1e-12``) and multiplied by 4 otherwise; a restart whose ``μ`` exceeds ``1e12`` has stalled and
+    stops. The
     authors' ReLU attack replaces σ' by 0.02 on negative pre-activations (a leaky surrogate); we use
     the exact derivative.
 
@@ -308,8 +311,12 @@ def reconstruct(
         H = np.matmul(np.swapaxes(J, 1, 2), J)
         g = np.matmul(r[:, None, :], J)[:, 0]
         dH = H[:, diag, diag]
-        H[:, diag, diag] += ma[:, None] * (dH + 1e-12 * dH.mean(axis=1, keepdims=True) + 1e-300)
-        step = -np.linalg.solve(H, g[..., None])[..., 0]
+        floor = np.maximum(1e-12 * dH.mean(axis=1, keepdims=True), 1e-30)  # keeps H + damping invertible
+        H[:, diag, diag] += ma[:, None] * (dH + floor)
+        try:
+            step = -np.linalg.solve(H, g[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # an exactly singular system (degenerate candidates): least squares
+            step = -np.matmul(np.linalg.pinv(H), g[..., None])[..., 0]
         Un = Ua + step.reshape(-1, n, d)
         Un /= np.linalg.norm(Un, axis=2, keepdims=True)
         rn = _residual(Un, ta, Va, activation, False)
@@ -317,7 +324,7 @@ def reconstruct(
         better = cn < c
         U[active] = np.where(better[:, None, None], Un, Ua)
         cost[active] = np.where(better, cn, c)
-        mu[active] = np.where(better, ma / 3.0, ma * 4.0)
+        mu[active] = np.maximum(np.where(better, ma / 3.0, ma * 4.0), 1e-12)
         solved = np.zeros(m, bool)
         np.logical_or.at(solved, problem[active], cost[active] <= tol)
         active = active[~solved[problem[active]] & (mu[active] < 1e12)]
@@ -445,6 +452,27 @@ def reconstruct_first_order(
     return Reconstruction(X_hat, final[best], losses, steps)
 
 
+def _assignment(X, X_hat, invariance):
+    """Hungarian assignment on squared distances (after the requested invariance); returns rows, cols, cost."""
+    if invariance == "abs":
+        X, X_hat = np.abs(X), np.abs(X_hat)
+    C = np.sum((X[:, None, :] - X_hat[None, :, :]) ** 2, axis=2)
+    if invariance == "sign":
+        C = np.minimum(C, np.sum((X[:, None, :] + X_hat[None, :, :]) ** 2, axis=2))
+    rows, cols = linear_sum_assignment(C)
+    return rows, cols, C
+
+
+def _check_pair(X, X_hat, invariance):
+    X = as_array("X", X, ndim=2)
+    X_hat = as_array("X_hat", X_hat, ndim=2)
+    if X.shape[1] != X_hat.shape[1]:
+        raise ValueError(f"X_hat must have d = {X.shape[1]} columns like X, got shape {X_hat.shape}")
+    if invariance not in ("none", "sign", "abs"):
+        raise ValueError(f"invariance must be 'none', 'sign' or 'abs', got {invariance!r}")
+    return X, X_hat
+
+
 def matched_distance(X, X_hat, *, invariance: str = "none") -> float:
     """Reconstruction error after optimal matching: ``ρ = (1/(k√d)) Σ_i ‖x_i - x̂_π(i)‖``.
 
@@ -483,20 +511,44 @@ def matched_distance(X, X_hat, *, invariance: str = "none") -> float:
     >>> matched_distance(X, -X), matched_distance(X, -X, invariance="sign")
     (2.0, 0.0)
     """
-    X = as_array("X", X, ndim=2, min_size=1)
-    X_hat = as_array("X_hat", X_hat, ndim=2, min_size=1)
-    if X.shape[1] != X_hat.shape[1]:
-        raise ValueError(f"X_hat must have d = {X.shape[1]} columns like X, got shape {X_hat.shape}")
-    if invariance not in ("none", "sign", "abs"):
-        raise ValueError(f"invariance must be 'none', 'sign' or 'abs', got {invariance!r}")
-    if invariance == "abs":
-        X, X_hat = np.abs(X), np.abs(X_hat)
-    C = np.sum((X[:, None, :] - X_hat[None, :, :]) ** 2, axis=2)
-    if invariance == "sign":
-        C = np.minimum(C, np.sum((X[:, None, :] + X_hat[None, :, :]) ** 2, axis=2))
-    rows, cols = linear_sum_assignment(C)
+    X, X_hat = _check_pair(X, X_hat, invariance)
+    rows, cols, C = _assignment(X, X_hat, invariance)
     dist = np.sqrt(np.maximum(C[rows, cols], 0.0))
     return float(np.sum(dist) / (len(rows) * np.sqrt(X.shape[1])))
+
+
+def matched_rows(X, X_hat) -> np.ndarray:
+    """The rows of ``X_hat`` reordered to match ``X`` (the assignment of :func:`matched_distance`).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        True inputs.
+    X_hat : array_like, shape (n_hat, d)
+        Reconstruction, ``n_hat >= n``.
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+        Row ``i`` is the reconstructed row assigned to ``x_i``.
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not finite 2-D arrays of equal width or ``X_hat`` has fewer rows than ``X``.
+
+    Examples
+    --------
+    >>> matched_rows([[2.0, 0.0], [0.0, 2.0]], [[0.1, 1.9], [1.9, 0.0]]).tolist()
+    [[1.9, 0.0], [0.1, 1.9]]
+    """
+    X, X_hat = _check_pair(X, X_hat, "none")
+    if X_hat.shape[0] < X.shape[0]:
+        raise ValueError(f"X_hat must have at least n = {X.shape[0]} rows, got {X_hat.shape[0]}")
+    rows, cols, _ = _assignment(X, X_hat, "none")
+    out = np.empty_like(X)
+    out[rows] = X_hat[cols]
+    return out
 
 
 def random_guess_distance(X, *, draws: int = 200, invariance: str = "none", rng: np.random.Generator) -> np.ndarray:
