@@ -5,11 +5,12 @@ import pytest
 
 from paperlib import bandits
 from paperlib import conformal as cf
+from paperlib import conformal_streams as cs
 
 
 def test_coverage_table_matches_loops():
     rng = np.random.default_rng(0)
-    probs, labels = cf.synthetic_stream("iid", 40, num_classes=4, rng=rng)
+    probs, labels = cs.synthetic_stream("iid", 40, num_classes=4, rng=rng)
     grid = cf.threshold_grid(5, low=0.05, high=0.8)
     tab = cf.coverage_table(probs, labels, grid)
     for t in range(40):
@@ -48,7 +49,7 @@ def test_learner_never_uses_the_score_after_a_miss():
     """Changing s_t on rounds where the learner missed (keeping it a miss) must not change the run."""
     rng = np.random.default_rng(1)
     t_max, k = 600, 8
-    probs, labels = cf.synthetic_stream("shift", t_max, rng=rng)
+    probs, labels = cs.synthetic_stream("shift", t_max, rng=rng)
     grid = cf.threshold_grid(k)
     tab = cf.coverage_table(probs, labels, grid)
     kw = dict(lam=0.1, eta=0.2, gamma=0.05, beta=0.0, unlock=True)
@@ -68,7 +69,7 @@ def test_learner_never_uses_the_score_after_a_miss():
 
 def test_bandit_feedback_reads_only_the_played_arm():
     rng = np.random.default_rng(3)
-    probs, labels = cf.synthetic_stream("iid", 500, rng=rng)
+    probs, labels = cs.synthetic_stream("iid", 500, rng=rng)
     tab = cf.coverage_table(probs, labels, cf.threshold_grid(6))
     kw = dict(lam=0.1, eta=0.2, gamma=0.05, unlock=False)
     arms = np.asarray(cf.online_conformal_bandit(tab, **kw, rng=np.random.default_rng(4)).arms)
@@ -82,7 +83,7 @@ def test_bandit_feedback_reads_only_the_played_arm():
 
 def test_miscoverage_bound_holds_for_any_arm_sequence():
     rng = np.random.default_rng(5)
-    probs, labels = cf.synthetic_stream("periodic", 3000, rng=rng)
+    probs, labels = cs.synthetic_stream("periodic", 3000, rng=rng)
     tab = cf.coverage_table(probs, labels, cf.threshold_grid(10))
     for lam in (0.0, 0.1, 0.5):
         losses = cf.conformal_losses(tab, lam=lam)
@@ -127,7 +128,7 @@ def test_reactive_run_matches_loop():
     t_max, k, c = 200, 6, 5
     grid = cf.threshold_grid(k)
     kw = dict(lam=0.1, eta=0.3, gamma=0.05, beta=0.01, unlock=True, num_classes=c, easy=3.0, hard=0.5)
-    run, tab = cf.reactive_bandit_run(t_max, grid, **kw, rng=np.random.default_rng(8))
+    run, tab = cs.reactive_bandit_run(t_max, grid, **kw, rng=np.random.default_rng(8))
     rng = np.random.default_rng(8)
     labels = rng.integers(c, size=(1, t_max))[0]
     noise = rng.standard_normal((1, t_max, c), dtype=np.float32)[0]
@@ -153,22 +154,22 @@ def test_reactive_run_matches_loop():
 
 def test_streams_have_the_advertised_structure():
     rng = np.random.default_rng(9)
-    probs, labels = cf.synthetic_stream("shift", 4000, rng=rng)
+    probs, labels = cs.synthetic_stream("shift", 4000, rng=rng)
     s = probs[np.arange(4000), labels]
     assert s[:2000].mean() > s[2000:].mean() + 0.2
-    model = cf.fit_digits_model(n_train=400, rng=rng)
-    p_sorted, y_sorted = cf.digits_stream(model, "sorted", 500, rng=rng)
+    model = cs.fit_digits_model(n_train=400, rng=rng)
+    p_sorted, y_sorted = cs.digits_stream(model, "sorted", 500, rng=rng)
     assert np.all(np.diff(y_sorted) >= 0)
-    p_noise, y_noise = cf.digits_stream(model, "noise", 3000, noise_max=0.8, rng=rng)
+    p_noise, y_noise = cs.digits_stream(model, "noise", 3000, noise_max=0.8, rng=rng)
     acc = (p_noise.argmax(1) == y_noise)
     assert acc[:500].mean() > acc[-500:].mean() + 0.2
-    res = cf.diabetes_residuals("sorted", 2000, rng=rng)
+    res = cs.diabetes_residuals("sorted", 2000, rng=rng)
     assert res.shape == (2000,) and res.min() >= 0
 
 
 def test_errors_name_the_argument():
     rng = np.random.default_rng(0)
-    probs, labels = cf.synthetic_stream("iid", 10, rng=rng)
+    probs, labels = cs.synthetic_stream("iid", 10, rng=rng)
     grid = cf.threshold_grid(4)
     with pytest.raises(ValueError, match="grid"):
         cf.coverage_table(probs, labels, [0.1, 0.5])
@@ -177,9 +178,9 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="probs"):
         cf.coverage_table(probs * np.nan, labels, grid)
     with pytest.raises(ValueError, match="kind"):
-        cf.synthetic_stream("drift", 10, rng=rng)
+        cs.synthetic_stream("drift", 10, rng=rng)
     with pytest.raises(ValueError, match="rng"):
-        cf.synthetic_stream("iid", 10, rng=1)
+        cs.synthetic_stream("iid", 10, rng=1)
     with pytest.raises(ValueError, match="lam"):
         cf.conformal_losses(cf.coverage_table(probs, labels, grid), lam=-0.1)
     with pytest.raises(ValueError, match="table"):
@@ -198,8 +199,8 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="max_radius"):
         cf.interval_coverage_table([1.0], [0.0, 0.5], max_radius=0.0)
     with pytest.raises(ValueError, match="horizon"):
-        cf.reactive_bandit_run(0, grid, lam=0.1, eta=0.1, gamma=0.1, rng=rng)
+        cs.reactive_bandit_run(0, grid, lam=0.1, eta=0.1, gamma=0.1, rng=rng)
     with pytest.raises(ValueError, match="model"):
-        cf.digits_stream(None, "iid", 10, rng=rng)
+        cs.digits_stream(None, "iid", 10, rng=rng)
     with pytest.raises(ValueError, match="kind"):
-        cf.diabetes_residuals("noise", 10, rng=rng)
+        cs.diabetes_residuals("noise", 10, rng=rng)
