@@ -189,7 +189,7 @@ def exp3p_probabilities(cum_gain_estimates, *, eta, gamma):
 
     Parameters
     ----------
-    cum_gain_estimates : array_like, shape (..., K)
+    cum_gain_estimates : array_like, shape (K,) or (R, K)
         Cumulative gain estimates :math:`\tilde G_{t-1}`; only differences between arms matter.
     eta : float
         Learning rate :math:`\eta > 0`.
@@ -198,7 +198,7 @@ def exp3p_probabilities(cum_gain_estimates, *, eta, gamma):
 
     Returns
     -------
-    array, shape (..., K)
+    array, shape (K,) or (R, K)
         Probabilities, each at least :math:`\gamma/K`, summing to one over the last axis.
 
     Raises
@@ -214,9 +214,7 @@ def exp3p_probabilities(cum_gain_estimates, *, eta, gamma):
     [0.315, 0.685]
     """
     if not _traced(cum_gain_estimates, eta, gamma):
-        cum_gain_estimates = as_array("cum_gain_estimates", cum_gain_estimates, min_size=1)
-        if cum_gain_estimates.ndim < 1:
-            raise ValueError("cum_gain_estimates must have at least one axis (the arms)")
+        cum_gain_estimates = as_array("cum_gain_estimates", cum_gain_estimates, ndim=(1, 2), min_size=1)
         eta = _check_rate("eta", eta)
         gamma = check_real("gamma", gamma, minimum=0.0, maximum=1.0)
     g = jnp.asarray(cum_gain_estimates)
@@ -272,7 +270,8 @@ def exp3p_gain_estimates(gains, probs, observed, obs_probs, *, beta):
     Parameters
     ----------
     gains : array_like, shape (K,)
-        Gains in [0, 1]. Entries of arms that were **not** observed are never read (they may be NaN).
+        Gains in [0, 1]. Entries of arms that were **not** observed are ignored (any finite
+        placeholder will do).
     probs : array_like, shape (K,)
         The distribution :math:`p_t` the arm was drawn from.
     observed : array_like of bool, shape (K,)
@@ -295,7 +294,7 @@ def exp3p_gain_estimates(gains, probs, observed, obs_probs, *, beta):
 
     Examples
     --------
-    >>> est = exp3p_gain_estimates(np.array([1.0, np.nan]), np.array([0.5, 0.5]),
+    >>> est = exp3p_gain_estimates(np.array([1.0, 0.0]), np.array([0.5, 0.5]),
     ...                            np.array([True, False]), np.array([0.5, 0.5]), beta=0.0)
     >>> [float(x) for x in est]
     [2.0, 0.0]
@@ -305,11 +304,11 @@ def exp3p_gain_estimates(gains, probs, observed, obs_probs, *, beta):
         if observed.dtype != bool or observed.ndim != 1 or observed.size == 0:
             raise ValueError(f"observed must be a non-empty 1-D boolean array, got {observed!r}")
         k = observed.size
-        gains = as_array("gains", gains, shape=(k,), finite=False)
+        gains = as_array("gains", gains, shape=(k,))
         probs = as_array("probs", probs, shape=(k,))
         obs_probs = as_array("obs_probs", obs_probs, shape=(k,))
         g_obs = gains[observed]
-        if not np.all(np.isfinite(g_obs)) or np.any((g_obs < 0) | (g_obs > 1)):
+        if np.any((g_obs < 0) | (g_obs > 1)):
             raise ValueError("gains of observed arms must lie in [0, 1]")
         if np.any(probs <= 0):
             raise ValueError("probs must be positive (use gamma > 0 or beta = 0 with care)")

@@ -173,7 +173,7 @@ def coverage_table(probs, labels, grid):
         raise ValueError("grid must increase strictly from 0 within [0, 1]")
     scores = np.take_along_axis(probs, labels[..., None], axis=-1)[..., 0]
     misses = scores[..., None] < grid
-    sizes = (probs[..., None, :] >= grid[:, None]).sum(-1)
+    sizes = (probs[..., None, :] >= grid[:, None]).sum(-1, dtype=np.int32)
     return CoverageTable(misses, sizes, (~misses).sum(-1), float(c))
 
 
@@ -249,7 +249,12 @@ def conformal_losses(table, *, lam):
     :math:`\alpha`) to a size term weighted by :math:`\lambda`. Any such term is affine in
     :math:`m_t(k)`, say :math:`c_0 + u\,m_t(k)` with :math:`u > 0`; EXP3.P normalises losses to
     [0, 1], so that loss runs the same learner as this one with :math:`\lambda` replaced by
-    :math:`\lambda/u`. We use the simplest form.
+    :math:`\lambda/u`. We use the simplest form. The paper's size term (reported to be
+    :math:`\propto e^{-\pi}`) is replaced by the actual normalised set size.
+
+    References
+    ----------
+    Yang, Kim and Park (2026), loss design (their exact constants are not reproduced here).
 
     Examples
     --------
@@ -295,6 +300,10 @@ def threshold_feedback_graphs(num_arms):
     :math:`k \ge a_t`, and there it equals :math:`\sum_{a \le k} p_t(a)` whatever :math:`j_t \le a_t`
     is. The unit tests check that a run does not change when :math:`s_t` is altered on rounds where
     the learner missed.
+
+    References
+    ----------
+    Yang, Kim and Park (2026): "unlocking"; Alon et al. (2013): feedback graphs.
 
     Examples
     --------
@@ -452,7 +461,13 @@ def miscoverage_bound(regret, mean_size, *, lam, horizon):
     -----
     Deterministic and valid for every arm sequence (ours): the full set :math:`\pi_0 = 0` never
     misses and has loss :math:`\lambda` each round, so
-    :math:`R_T \ge T\,\mathrm{MC}(T) + \lambda T \bar S - \lambda T`.
+    :math:`R_T \ge T\,\mathrm{MC}(T) + \lambda T \bar S - \lambda T`. The paper's conversion lemma
+    (Yang, Kim and Park, 2026, Lemma 1) has the same shape with its own loss and an extra term
+    :math:`C_{\mathrm{MC}}(T)` that vanishes when the size term does.
+
+    References
+    ----------
+    Yang, Kim and Park (2026), Lemma 1 (the paper's version).
 
     Examples
     --------
@@ -494,6 +509,10 @@ def split_conformal_threshold(scores, *, alpha):
     ------
     ValueError
         If ``scores`` is empty or not finite, or ``alpha`` is outside (0, 1).
+
+    References
+    ----------
+    Vovk, Gammerman and Shafer (2005); split (inductive) conformal prediction.
 
     Examples
     --------
@@ -541,6 +560,10 @@ def quantile_tracking(scores, *, alpha, lr, init=0.0):
     For scores in [0, 1], :math:`\pi_t \in [-\text{lr}\,\alpha, 1 + \text{lr}\,(1-\alpha)]` for all :math:`t`,
     and summing the update gives, for **any** sequence, :math:`|\mathrm{MC}(T) - \alpha| \le
     (1 + \text{lr})/(\text{lr}\,T)` (Gibbs and Candès, 2021, Proposition 4.1, on the score scale).
+
+    References
+    ----------
+    Gibbs and Candès (2021), adaptive conformal inference, Section 2.
 
     Examples
     --------

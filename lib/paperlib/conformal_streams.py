@@ -16,7 +16,7 @@ Every function takes ``replicates=R`` to return R independent streams stacked on
 References
 ----------
 J. Yang, K. Kim, S. Park, "Online Conformal Prediction with Adversarial Semi-bandit Feedback via
-Regret Minimization", ICLR 2026, arXiv:2604.17984 (Section 5: experiments).
+Regret Minimization", ICLR 2026, arXiv:2604.17984 (their experiments).
 F. Pedregosa et al., "Scikit-learn: Machine learning in Python", JMLR, 2011 (data sets, models).
 """
 
