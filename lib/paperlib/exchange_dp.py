@@ -108,8 +108,8 @@ def best_response(econ: ExchangeEconomy, prices, *, grid_size=361, n_actions=801
     """The consumer's optimal value and positions at given prices, by policy iteration.
 
     Improvement: for every grid state pick the best of ``n_actions`` positions spread uniformly over
-    the price-free box ``[theta_lo, theta_hi]``, infeasible ones (consumption below ``c_min``)
-    masked. Evaluation: an exact sparse linear solve. Stops when the policy repeats.
+    the price-free box ``[theta_lo, theta_hi]``, plus ``theta = 0``; infeasible ones (consumption
+    below ``c_min``) masked. Evaluation: an exact sparse linear solve. Stops when the policy repeats.
 
     Parameters
     ----------
@@ -142,7 +142,7 @@ def best_response(econ: ExchangeEconomy, prices, *, grid_size=361, n_actions=801
     max_iter = check_int("max_iter", max_iter, minimum=1)
     S, G = len(econ.endowment), grid.size
     lo, hi = _box(econ)
-    acts = np.linspace(lo, hi, K)
+    acts = np.union1d(np.linspace(lo, hi, K), [0.0])     # no trade is always available
     c = grid[None, :, None] - q[:, None, None] * acts[None, None, :]              # (S, G, K)
     log_c = np.where(c >= econ.min_consumption, np.log(np.maximum(c, econ.min_consumption)), -np.inf)
     nxt = [_interp_rows(econ.endowment[t] + acts * econ.asset_return[t], grid) for t in range(S)]
@@ -172,6 +172,7 @@ class Certificate(NamedTuple):
     grid : ndarray, shape (G,)
     best_response : ndarray, shape (S, G)
         The DP best-response positions.
+    n_consumers : int
     """
 
     consumer_regret: np.ndarray
@@ -179,6 +180,13 @@ class Certificate(NamedTuple):
     excess_demand: np.ndarray
     grid: np.ndarray
     best_response: np.ndarray
+    n_consumers: int
+
+    @property
+    def exploitability(self) -> float:
+        """``n mean_(s, w) [V* - V] + mean_s A(s, e(s))``: every consumer's regret averaged over the
+        grid states, plus the auctioneer's regret averaged over the no-trade states."""
+        return float(self.n_consumers * self.consumer_regret.mean() + self.auctioneer_regret.mean())
 
 
 def certify(econ: ExchangeEconomy, prices, portfolio, *, n_actions=801) -> Certificate:
@@ -216,4 +224,4 @@ def certify(econ: ExchangeEconomy, prices, portfolio, *, n_actions=801) -> Certi
     Z = econ.n_consumers * th
     R_auc = _solve(econ, th, grid, econ.price_bound * np.maximum(Z, 0) - q[:, None] * Z)
     on = _interp_rows(econ.endowment, grid).toarray()                              # (S, G)
-    return Certificate(V_br - V, (on * R_auc).sum(1), (on * Z).sum(1), grid, th_br)
+    return Certificate(V_br - V, (on * R_auc).sum(1), (on * Z).sum(1), grid, th_br, econ.n_consumers)
