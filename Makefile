@@ -1,29 +1,55 @@
 # Executable Theory: every command a reader or CI needs. `make help` lists them.
+#
+# Two locks: requirements.txt is what a reader needs (Binder installs it; `make lab` uses it),
+# requirements-dev.txt adds the book build, the tests and the browser (`make venv`, `make test`,
+# `make book`, CI). requirements-data.txt holds the data carriers, installed with --no-deps.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PYTEST_NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300
+READER_VENV ?= .venv-reader
+RBIN   := $(READER_VENV)/bin
+PYTEST_NBVAL := --nbval --colab-kernel --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300
+# never locked: the package itself, the installer, and the data carriers (requirements-data.txt)
+NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
+LAUNCH := $(patsubst book/chapters/%.ipynb,_build/launch/book/chapters/%.ipynb,$(wildcard book/chapters/*.ipynb))
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: help venv book test unit nbval browser-test regenerate ledger lock clean
+.PHONY: help venv reader-venv book test unit nbval browser-test regenerate ledger lab launch lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(BIN)/jupyter-book: requirements.txt pyproject.toml
-	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
+define check_python
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11, 5), "Python 3.11.5+ is required (the locks pin soupsieve 4.1, which needs it)"'
+endef
+
+$(BIN)/jupyter-book: requirements.txt requirements-dev.txt requirements-data.txt pyproject.toml
+	$(check_python)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	$(BIN)/python -m pip install -q --no-deps -r requirements-data.txt
 	touch $@
 
-venv: $(BIN)/jupyter-book  ## create .venv with the pinned environment (requirements.txt)
+$(RBIN)/jupyter-lab: requirements.txt requirements-data.txt pyproject.toml
+	$(check_python)
+	$(PYTHON) -m venv $(READER_VENV)
+	$(RBIN)/python -m pip install -q --upgrade pip
+	$(RBIN)/python -m pip install -q -r requirements.txt
+	$(RBIN)/python -m pip install -q --no-deps -r requirements-data.txt
+	touch $@
 
-book: venv  ## build the HTML book into _build/html (strict: warnings are errors)
+venv: $(BIN)/jupyter-book  ## create .venv with the developer lock (requirements-dev.txt: book, tests, browser)
+
+reader-venv: $(RBIN)/jupyter-lab  ## create .venv-reader with the reader lock only (requirements.txt)
+
+book: venv  ## build the HTML book into _build/html (strict) with the launch notebooks in _build/html/_launch
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-test: venv  ## unit tests, the notebook gate, the Colab simulation and strict nbval of every chapter
-	$(BIN)/python -m pytest -p no:cacheprovider tests book/chapters --ignore=tests/browser $(PYTEST_NBVAL) --durations=12
+# Strict nbval executes every chapter once, each in a fresh simulated-Colab environment
+# (--colab-kernel, tools/colab_env.py) whose setup cell must install paperlib itself. NBVAL=0 skips it.
+test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0]
+	$(BIN)/python -m pytest -p no:cacheprovider tests $(if $(filter 1,$(NBVAL)),book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py
@@ -37,8 +63,23 @@ regenerate: venv  ## re-execute chapters and rewrite outputs, ledger and status:
 ledger: venv  ## rewrite the claims ledger and status page from the committed notebooks
 	$(BIN)/python tools/ledger.py
 
-lock:  ## refresh requirements.txt from the current .venv
-	{ sed -n '1,3p' requirements.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -viE '^(paperlib|pip|setuptools|wheel)(==| )'; echo '-e .'; } > requirements.txt.new && mv requirements.txt.new requirements.txt
+# A chapter's launch notebook is rewritten only when the chapter changed, so a reader's edits survive.
+_build/launch/book/chapters/%.ipynb: book/chapters/%.ipynb book/references.bib tools/launch_notebooks.py | $(RBIN)/jupyter-lab
+	$(RBIN)/python tools/launch_notebooks.py --out _build/launch $*
 
-clean:  ## remove the built book
+launch: $(LAUNCH)  ## write the chapters as readers open them (launch notebooks) into _build/launch
+
+lab: $(LAUNCH)  ## open JupyterLab (reader venv) on the chapters as readers see them (_build/launch)
+	$(RBIN)/jupyter-lab _build/launch/book/chapters
+
+lock:  ## refresh the locks: requirements.txt from .venv-reader, requirements-dev.txt from .venv (minus the former)
+	grep '^#' requirements.txt > requirements.txt.new
+	$(RBIN)/python -m pip freeze --exclude-editable | grep -viE '^($(NOT_LOCKED))==' >> requirements.txt.new
+	echo '-e .' >> requirements.txt.new
+	grep '^#' requirements-dev.txt > requirements-dev.txt.new
+	echo '-r requirements.txt' >> requirements-dev.txt.new
+	$(BIN)/python -m pip freeze --exclude-editable | grep -viE '^($(NOT_LOCKED))==' | grep -vxFf requirements.txt.new >> requirements-dev.txt.new
+	mv requirements.txt.new requirements.txt && mv requirements-dev.txt.new requirements-dev.txt
+
+clean:  ## remove the built book and the launch notebooks
 	rm -rf _build

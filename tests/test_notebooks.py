@@ -1,41 +1,46 @@
-"""The notebook gate: the committed chapter notebooks are complete, in sync and freshly executed.
+"""The notebook gate: the committed chapter notebooks are complete, in sync and provably fresh.
 
-Strict nbval only compares cells that have stored outputs, so these structural checks are what make
-"committed outputs reproduce from the current code" mean something:
+Strict nbval only compares the text of cells that have stored outputs, so these structural checks are
+what make "committed outputs reproduce from the current code" mean something:
 
 1. every chapter in ``_toc.yml`` has its ``.md``/``.ipynb`` pair, and every pair is in the toc;
-2. the pair's cells agree (types and sources, whitespace-trimmed), read both with jupytext;
-3. code-cell execution counts are exactly 1..N in order (one clean top-to-bottom run);
-4. no stored error output, except in cells tagged ``raises-exception``;
-5. the kernelspec is ``python3``; the notebook stays under a size budget;
-6. the chapter printed at least one claim verdict, and every verdict is PASS.
+2. the pair agrees cell by cell: types, sources **and metadata** (tags, figure captions, names, alt
+   text), read both with jupytext;
+3. the outputs are fresh: the hashes of every input they depend on (the chapter source, the ``paperlib``
+   modules it imports, the locks; ``tools/freshness.py``) equal those recorded when the chapter was
+   last executed, and the verdicts recorded at seeds 1 and 2 were measured on the same inputs;
+4. code-cell execution counts are exactly 1..N in order (one clean top-to-bottom run);
+5. no stored error output, except in cells tagged ``raises-exception``;
+6. every figure stored image data (a ``<Figure size ...>`` text alone means the image was lost);
+7. the kernelspec is ``python3``; the notebook stays under a size budget;
+8. the chapter printed at least one claim verdict, at least one of kind ``reproduction``, every
+   verdict is PASS, and it declared its headline verdict exactly once.
+
+Every failure names the chapter and the command that fixes it.
 """
 
+import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
-import yaml
-
-from paperlib.claims import parse_claim_line
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import freshness  # noqa: E402
+import ledger  # noqa: E402
+
 CHAPTERS = ROOT / "book" / "chapters"
 MAX_BYTES = 2_500_000
+SLUGS = ledger.toc_chapters()
+
+#: Cell metadata that jupytext never writes to the .md, or that is execution bookkeeping.
+IGNORED_CELL_METADATA = {"execution", "collapsed", "scrolled", "jupyter", "ExecuteTime", "trusted"}
 
 
-def toc_chapters():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [
-        c["file"].split("/")[-1]
-        for part in toc["parts"]
-        for c in part["chapters"]
-        if c["file"].startswith("book/chapters/")
-    ]
-
-
-SLUGS = toc_chapters()
+def _fix(slug: str) -> str:
+    return f"run `make regenerate CHAPTERS={slug}`"
 
 
 def test_toc_and_files_agree():
@@ -50,11 +55,18 @@ def test_toc_and_files_agree():
 @pytest.mark.parametrize("slug", SLUGS)
 def test_pair_exists(slug):
     for suffix in (".md", ".ipynb"):
-        assert (CHAPTERS / f"{slug}{suffix}").exists(), f"missing {slug}{suffix}: run tools/regenerate.py {slug}"
+        assert (CHAPTERS / f"{slug}{suffix}").exists(), f"missing {slug}{suffix}: {_fix(slug)}"
 
 
 def _cells(nb):
-    return [(c.cell_type, c.source.strip()) for c in nb.cells]
+    return [
+        (
+            c.cell_type,
+            c.source.strip(),
+            {k: v for k, v in c.metadata.items() if k not in IGNORED_CELL_METADATA},
+        )
+        for c in nb.cells
+    ]
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -62,9 +74,40 @@ def test_pair_in_sync(slug):
     md = jupytext.read(CHAPTERS / f"{slug}.md")
     ipynb = jupytext.read(CHAPTERS / f"{slug}.ipynb")
     a, b = _cells(md), _cells(ipynb)
-    assert len(a) == len(b), f"{slug}: .md has {len(a)} cells, .ipynb has {len(b)}: run jupytext --sync"
+    assert len(a) == len(b), f"{slug}: .md has {len(a)} cells, .ipynb has {len(b)}: {_fix(slug)}"
     for i, (x, y) in enumerate(zip(a, b)):
-        assert x == y, f"{slug}: cell {i} differs between .md and .ipynb: run tools/regenerate.py {slug}"
+        assert x[:2] == y[:2], f"{slug}: cell {i} source differs between .md and .ipynb: {_fix(slug)}"
+        assert x[2] == y[2], (
+            f"{slug}: cell {i} metadata (tags, caption, name, alt text) differs between .md and .ipynb: "
+            f".md has {x[2]}, .ipynb has {y[2]}: {_fix(slug)}"
+        )
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_outputs_are_fresh(slug):
+    meta = ledger.chapter_meta(CHAPTERS / f"{slug}.ipynb")
+    recorded = meta.get("inputs")
+    assert recorded, f"{slug}: no record of the inputs its outputs were computed from: {_fix(slug)}"
+    changed = freshness.stale_inputs(recorded, freshness.input_hashes(slug))
+    assert not changed, (
+        f"{slug}: outputs are stale: {', '.join(changed)} changed since the chapter was executed "
+        f"(figures and numbers may be out of date): {_fix(slug)}"
+    )
+    assert meta.get("digest") == freshness.chapter_digest(recorded), f"{slug}: digest corrupted: {_fix(slug)}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_seed_record_is_fresh(slug):
+    path = CHAPTERS / f"{slug}.ipynb"
+    meta = ledger.chapter_meta(path)
+    for s in ledger.EXTRA_SEEDS:
+        rec = meta.get("seeds", {}).get(s)
+        assert rec, f"{slug}: no verdicts recorded at BOOK_SEED={s}: {_fix(slug)}"
+        assert rec.get("digest") == meta.get("digest"), (
+            f"{slug}: the verdicts at BOOK_SEED={s} are older than the outputs: "
+            f"run `python tools/regenerate.py --seeds-only {slug}`"
+        )
+    assert all(len(row) == len(ledger.claims_in_notebook(path)) for row in ledger.seed_verdicts(path).values())
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -72,7 +115,7 @@ def test_executed_top_to_bottom(slug):
     nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
     counts = [c.get("execution_count") for c in nb.cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1)), (
-        f"{slug}: execution counts {counts} are not 1..N: outputs are stale, run tools/regenerate.py {slug}"
+        f"{slug}: execution counts {counts} are not 1..N: outputs are stale, {_fix(slug)}"
     )
 
 
@@ -89,14 +132,42 @@ def test_no_error_outputs_and_kernel(slug):
     assert path.stat().st_size < MAX_BYTES, f"{slug}.ipynb is {path.stat().st_size} bytes (> {MAX_BYTES})"
 
 
+IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_figure_has_image_data(slug):
+    nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            text = data.get("text/plain", "")
+            text = text if isinstance(text, str) else "".join(text)
+            if text.lstrip().startswith("<Figure size") and not any(m in data for m in IMAGE_MIMES):
+                pytest.fail(f"{slug}: cell {i} shows a figure without image data ({text.strip()}): {_fix(slug)}")
+        if "figure" in c.metadata.get("mystnb", {}):
+            has_image = any(
+                any(m in o.get("data", {}) for m in IMAGE_MIMES) for o in c.get("outputs", [])
+            )
+            assert has_image, f"{slug}: cell {i} has a figure caption but no stored image: {_fix(slug)}"
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_claims_were_checked_and_pass(slug):
-    nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
-    verdicts = []
-    for c in nb.cells:
-        for o in c.get("outputs", []) if c.cell_type == "code" else []:
-            if o.get("output_type") == "stream":
-                verdicts += [r for r in map(parse_claim_line, o.get("text", "").splitlines()) if r]
+    path = CHAPTERS / f"{slug}.ipynb"
+    verdicts = ledger.claims_in_notebook(path)
     assert verdicts, f"{slug}: no claim check output (paperlib.claims.check_claim) in the notebook"
     failed = [r.claim for r in verdicts if not r.passed]
     assert not failed, f"{slug}: claims failed: {failed}"
+    assert any(r.kind == "reproduction" for r in verdicts), (
+        f"{slug}: no check of kind 'reproduction': a chapter must compare at least one measurement "
+        "with the paper's theorem, figure or table"
+    )
+    declared = ledger.verdicts_in_notebook(path)
+    assert len(declared) == 1, (
+        f"{slug}: declares its headline verdict {len(declared)} times; call "
+        "claims.declare_verdict(...) exactly once, in the claim-check section"
+    )
+

@@ -1,65 +1,88 @@
-"""The claims ledger and the status page, generated from the executed chapters.
+"""The front-page table, the claims ledger and the status page, generated from the executed chapters.
 
-The ledger (``book/_generated/ledger.md``, included on the front page) has one row per claim check:
-the chapter, the claim, the paper's prediction, the measured value, the tolerance and the verdict,
-all parsed from the ``PASS | ... `` lines that :func:`paperlib.claims.check_claim` printed into the
-committed ``.ipynb``, plus the chapter's runtime from ``book/_generated/runs.json``. Nothing in it is
-typed by hand; ``tests/test_ledger.py`` fails when it disagrees with the notebooks.
+Three generated pages, nothing in them typed by hand (``tests/test_ledger.py`` fails when they
+disagree with the notebooks):
+
+* ``book/_generated/chapters.md`` (included on the front page): one row per chapter: number and
+  short title, the paper, the headline verdict declared with ``claims.declare_verdict``, the checks of
+  kind ``reproduction`` passed/total, the other checks passed/total, the seeds at which every check
+  holds, and the runtime;
+* ``book/_generated/ledger.md`` (the "Claims ledger" page): every claim check, grouped by chapter, with
+  its kind, prediction, measurement, tolerance and verdict at seeds 0, 1 and 2;
+* ``book/_generated/status.md``: when, where and with which versions each chapter was executed.
+
+Seed 0 is read from the ``PASS | kind | ...`` lines that :func:`paperlib.claims.check_claim` printed
+into the committed ``.ipynb``; seeds 1 and 2, the runtime and the machine from the notebook metadata
+that ``tools/regenerate.py`` records under ``executable_theory``.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
 import nbformat
 import yaml
 
-from paperlib.claims import ClaimResult, parse_claim_line
+from paperlib.claims import ClaimResult, parse_claim_line, parse_verdict_line
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book" / "chapters"
 GENERATED = ROOT / "book" / "_generated"
-RUNS = GENERATED / "runs.json"
+META_KEY = "executable_theory"
+EXTRA_SEEDS = ("1", "2")
+_CITE = re.compile(r"\{cite:[tp]\}`([^`,]+)")
+
+
+def _toc_entries() -> list[dict]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [
+        ch
+        for part in toc.get("parts", [])
+        for ch in part.get("chapters", [])
+        if ch["file"].startswith("book/chapters/")
+    ]
 
 
 def toc_chapters() -> list[str]:
     """Chapter slugs in reading order, from ``_toc.yml``."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    out = []
-    for part in toc.get("parts", []):
-        for ch in part.get("chapters", []):
-            f = ch["file"]
-            if f.startswith("book/chapters/"):
-                out.append(f.split("/")[-1])
-    return out
+    return [ch["file"].split("/")[-1] for ch in _toc_entries()]
 
 
-def _stream_text(output) -> str:
-    if output.get("output_type") == "stream" and output.get("name") == "stdout":
-        t = output.get("text", "")
-        return t if isinstance(t, str) else "".join(t)
-    return ""
+def _read(path: Path):
+    return nbformat.read(path, as_version=4)
 
 
-def claims_in_notebook(path: Path) -> list[ClaimResult]:
-    """Every claim line printed to stdout in the notebook's stored outputs, in order."""
-    nb = nbformat.read(path, as_version=4)
+def _stdout_lines(nb) -> list[str]:
     out = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         for o in cell.get("outputs", []):
-            for line in _stream_text(o).splitlines():
-                r = parse_claim_line(line)
-                if r is not None:
-                    out.append(r)
+            if o.get("output_type") == "stream" and o.get("name") == "stdout":
+                t = o.get("text", "")
+                out += (t if isinstance(t, str) else "".join(t)).splitlines()
     return out
 
 
+def claims_in_notebook(path: Path) -> list[ClaimResult]:
+    """Every claim line printed to stdout in the notebook's stored outputs, in order."""
+    return [r for r in map(parse_claim_line, _stdout_lines(_read(path))) if r is not None]
+
+
+def verdicts_in_notebook(path: Path) -> list:
+    """Every ``VERDICT | ...`` line printed by ``claims.declare_verdict``, in order."""
+    return [v for v in map(parse_verdict_line, _stdout_lines(_read(path))) if v is not None]
+
+
+def chapter_meta(path: Path) -> dict:
+    """The provenance ``tools/regenerate.py`` recorded in the notebook (``{}`` if none)."""
+    return dict(_read(path).metadata.get(META_KEY, {}))
+
+
 def chapter_title(path: Path) -> str:
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
+    """The chapter's H1 (its finding), from the notebook."""
+    for cell in _read(path).cells:
         if cell.cell_type == "markdown":
             for line in cell.source.splitlines():
                 if line.startswith("# "):
@@ -67,29 +90,90 @@ def chapter_title(path: Path) -> str:
     return path.stem
 
 
+def short_title(slug: str) -> str:
+    """The sidebar title from ``_toc.yml`` (``title:``), else the H1."""
+    for ch in _toc_entries():
+        if ch["file"].split("/")[-1] == slug:
+            return ch.get("title") or chapter_title(CHAPTERS / f"{slug}.ipynb")
+    raise ValueError(f"slug: {slug!r} is not in _toc.yml")
+
+
+def paper_key(path: Path) -> str | None:
+    """The bibtex key of the chapter's paper: the first citation in the notebook's text."""
+    for cell in _read(path).cells:
+        if cell.cell_type == "markdown":
+            m = _CITE.search(cell.source)
+            if m:
+                return m.group(1).strip()
+    return None
+
+
+def seed_verdicts(path: Path) -> dict[str, list[bool | None]]:
+    """Per seed ("0", "1", "2"), the verdict of each seed-0 claim check, in order.
+
+    ``None`` marks a check that a seed's run did not reach, or a seed whose record is missing or was
+    measured on other inputs than the committed outputs (stale).
+    """
+    seed0 = claims_in_notebook(path)
+    meta = chapter_meta(path)
+    out: dict[str, list[bool | None]] = {"0": [r.passed for r in seed0]}
+    for s in EXTRA_SEEDS:
+        rec = meta.get("seeds", {}).get(s)
+        if not rec or rec.get("digest") != meta.get("digest"):
+            out[s] = [None] * len(seed0)
+            continue
+        pool = [(c["kind"], c["claim"], c["passed"]) for c in rec.get("claims", [])]
+        row: list[bool | None] = []
+        for r in seed0:
+            hit = next((i for i, (k, c, _) in enumerate(pool) if k == r.kind and c == r.claim), None)
+            row.append(None if hit is None else pool.pop(hit)[2])
+        out[s] = row
+    return out
+
+
 def _esc(s: str) -> str:
     return s.replace("|", "\\|")
 
 
-def ledger_markdown() -> str:
-    runs = json.loads(RUNS.read_text()) if RUNS.exists() else {}
+def _mark(v: bool | None) -> str:
+    return "PASS" if v is True else "**FAIL**" if v is False else "not run"
+
+
+def _seeds_holding(sv: dict[str, list[bool | None]]) -> str:
+    ok = [s for s, row in sv.items() if row and all(v is True for v in row)]
+    return ", ".join(ok) if ok else "none"
+
+
+def _runtime(meta: dict) -> str:
+    secs = meta.get("run", {}).get("seconds")
+    return f"{secs:.0f} s" if isinstance(secs, (int, float)) else "not recorded"
+
+
+def chapters_markdown() -> str:
+    """The front page's one-row-per-chapter table."""
     rows = [
-        "| chapter | claim | paper's prediction | measured | tolerance | verdict |",
-        "|---|---|---|---|---|---|",
+        "| # | chapter | paper | verdict | reproductions passed | other checks passed | seeds where all hold | runtime |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for number, slug in enumerate(toc_chapters(), 1):
         ipynb = CHAPTERS / f"{slug}.ipynb"
         if not ipynb.exists():
             continue
-        secs = runs.get(slug, {}).get("seconds")
-        rt = f"{secs:.0f} s" if isinstance(secs, (int, float)) else "runtime not recorded"
-        for j, r in enumerate(claims_in_notebook(ipynb)):
-            chap = f"{{doc}}`Chapter {number} <chapters/{slug}>` ({rt})" if j == 0 else ""
-            mark = "**PASS**" if r.passed else "**FAIL**"
-            rows.append(
-                f"| {chap} | {_esc(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
-                f"{_esc(r.tolerance)} | {mark} |"
-            )
+        claims = claims_in_notebook(ipynb)
+        verdicts = verdicts_in_notebook(ipynb)
+        verdict = (
+            f"**{verdicts[-1].verdict}**" + ("" if verdicts[-1].missing == "-" else f": {_esc(verdicts[-1].missing)}")
+            if verdicts else "not declared"
+        )
+        repro = [r for r in claims if r.kind == "reproduction"]
+        other = [r for r in claims if r.kind != "reproduction"]
+        key = paper_key(ipynb)
+        rows.append(
+            f"| {number} | {{doc}}`{_esc(short_title(slug))} <chapters/{slug}>` | "
+            f"{f'{{cite:t}}`{key}`' if key else '?'} | {verdict} | "
+            f"{sum(r.passed for r in repro)}/{len(repro)} | {sum(r.passed for r in other)}/{len(other)} | "
+            f"{_seeds_holding(seed_verdicts(ipynb))} | {_runtime(chapter_meta(ipynb))} |"
+        )
     return (
         "<!-- generated by tools/ledger.py from the executed chapters; do not edit by hand -->\n\n"
         + "\n".join(rows)
@@ -97,37 +181,65 @@ def ledger_markdown() -> str:
     )
 
 
+def ledger_markdown() -> str:
+    """Every claim check of every chapter, grouped by chapter, with its verdict at each seed."""
+    parts = ["<!-- generated by tools/ledger.py from the executed chapters; do not edit by hand -->", ""]
+    for number, slug in enumerate(toc_chapters(), 1):
+        ipynb = CHAPTERS / f"{slug}.ipynb"
+        if not ipynb.exists():
+            continue
+        claims = claims_in_notebook(ipynb)
+        sv = seed_verdicts(ipynb)
+        parts += [
+            f"## {number}. {short_title(slug)}",
+            "",
+            f"{{doc}}`Read the chapter <chapters/{slug}>`; executed in {_runtime(chapter_meta(ipynb))}.",
+            "",
+            "| kind | claim | prediction | measured (seed 0) | tolerance | seed 0 | seed 1 | seed 2 |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for j, r in enumerate(claims):
+            parts.append(
+                f"| {r.kind} | {_esc(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
+                f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2")) + " |"
+            )
+        parts.append("")
+    return "\n".join(parts)
+
+
 def status_markdown() -> str:
-    runs = json.loads(RUNS.read_text()) if RUNS.exists() else {}
     lines = [
-        "<!-- generated by tools/ledger.py from book/_generated/runs.json; do not edit by hand -->",
+        "<!-- generated by tools/ledger.py from the notebooks' recorded runs; do not edit by hand -->",
         "",
         "| chapter | execution time | measured on | date | Python | jax | numpy |",
         "|---|---|---|---|---|---|---|",
     ]
+    versions: dict[str, str] = {}
     for slug in toc_chapters():
-        r = runs.get(slug)
-        if r is None:
+        ipynb = CHAPTERS / f"{slug}.ipynb"
+        run = chapter_meta(ipynb).get("run") if ipynb.exists() else None
+        if not run:
             lines.append(f"| {{doc}}`chapters/{slug}` | not recorded | | | | | |")
             continue
-        v = r.get("versions", {})
+        v = run.get("versions", {})
+        versions.update(v)
         lines.append(
-            f"| {{doc}}`chapters/{slug}` | {r['seconds']:.1f} s | {r['machine']} | {r['date']} | "
+            f"| {{doc}}`chapters/{slug}` | {run['seconds']:.1f} s | {run['machine']} | {run['date']} | "
             f"{v.get('python', '?')} | {v.get('jax', '?')} | {v.get('numpy', '?')} |"
         )
-    versions = {}
-    for r in runs.values():
-        versions.update(r.get("versions", {}))
     if versions:
         lines += ["", "Package versions of the most recent regeneration:", ""]
         lines += [f"- {k}: {versions[k]}" for k in sorted(versions)]
     return "\n".join(lines) + "\n"
 
 
+PAGES = {"chapters.md": chapters_markdown, "ledger.md": ledger_markdown, "status.md": status_markdown}
+
+
 def write_pages() -> None:
     GENERATED.mkdir(parents=True, exist_ok=True)
-    (GENERATED / "ledger.md").write_text(ledger_markdown())
-    (GENERATED / "status.md").write_text(status_markdown())
+    for name, make in PAGES.items():
+        (GENERATED / name).write_text(make())
 
 
 if __name__ == "__main__":

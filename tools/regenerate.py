@@ -1,16 +1,28 @@
 #!/usr/bin/env python
-"""Regenerate chapter outputs: sync the Jupytext pair, execute the notebook in place, sync again.
+"""Regenerate chapter outputs, with their provenance and a verdict at every seed.
 
 Usage::
 
-    python tools/regenerate.py                 # every chapter in _toc.yml
-    python tools/regenerate.py test_time_scaling score_smoothing_diffusion
+    python tools/regenerate.py                          # every chapter in _toc.yml
+    python tools/regenerate.py test_time_scaling gnn_minimax_rates
+    python tools/regenerate.py --seeds-only gnn_minimax_rates   # outputs fresh: rerun seeds 1, 2 only
+    python tools/regenerate.py --no-seeds --no-record slug      # a quick draft
 
-For each chapter it prints which chapter runs, the elapsed time and the claim verdicts; it records the
-runtime, the machine and package versions in ``book/_generated/runs.json`` and rewrites the claims
-ledger and status page (``tools/ledger.py``). Run it inside the project's environment (``make venv``)
-so the notebook sees exactly the pinned packages. ``BOOK_SEED`` must be unset: committed outputs are
-the default-seed run.
+For each chapter it
+
+1. syncs the Jupytext pair (``.md`` -> ``.ipynb``), executes the notebook in place with a fresh kernel
+   at the default seed, and syncs again;
+2. records, in the notebook's metadata under ``executable_theory`` (kept out of the ``.md`` by
+   ``jupytext.toml``), the run (seconds, date, machine, package versions) and the hash of every input
+   the outputs depend on (``tools/freshness.py``: the chapter source, the ``paperlib`` modules it
+   imports, the locks), so the notebook gate can prove the outputs are fresh;
+3. executes the chapter again at ``BOOK_SEED=1`` and ``2`` with ``BOOK_CLAIMS_RECORD`` set, so every
+   claim check records its verdict without stopping the run, and stores those verdicts (and the digest
+   of the inputs they were measured on) beside the run; these executions write no outputs;
+4. rewrites the claims ledger, the front-page table and the status page (``tools/ledger.py``).
+
+Run it inside the project's environment (``make venv``). ``BOOK_SEED`` must be unset: committed
+outputs are the default-seed run.
 """
 
 from __future__ import annotations
@@ -22,17 +34,21 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
+import freshness  # noqa: E402  (tools/freshness.py)
 import ledger  # noqa: E402  (tools/ledger.py)
 
 CHAPTERS = ROOT / "book" / "chapters"
-RUNS = ROOT / "book" / "_generated" / "runs.json"
-KEY_PACKAGES = ["jax", "jaxlib", "numpy", "scipy", "optax", "matplotlib", "seaborn", "jupyter-book", "nbval"]
+META_KEY = ledger.META_KEY
+EXTRA_SEEDS = (1, 2)
+KEY_PACKAGES = ["jax", "jaxlib", "numpy", "scipy", "optax", "matplotlib", "seaborn", "scikit-learn",
+                "jupyter-book", "nbval"]
 
 
 def _jupytext_sync(path: Path) -> None:
@@ -47,24 +63,61 @@ def strip_execution_metadata(nb) -> None:
         cell.metadata.pop("execution", None)
 
 
-def _execute(ipynb: Path, timeout: int) -> float:
-    import nbformat
+def _run_kernel(nb, ipynb: Path, timeout: int, env: dict[str, str]) -> float:
+    """Execute ``nb`` in place (in memory) with ``env`` added to the kernel's environment."""
     from nbclient import NotebookClient
 
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            record_timing=False,  # no per-cell timestamps: they would churn every diff
+            resources={"metadata": {"path": str(ipynb.parent)}},
+        )
+        t0 = time.perf_counter()
+        client.execute()
+        return time.perf_counter() - t0
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _execute(ipynb: Path, timeout: int) -> float:
+    import nbformat
+
     nb = nbformat.read(ipynb, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        record_timing=False,  # no per-cell timestamps: they would churn every diff
-        resources={"metadata": {"path": str(ipynb.parent)}},
-    )
-    t0 = time.perf_counter()
-    client.execute()
-    elapsed = time.perf_counter() - t0
+    elapsed = _run_kernel(nb, ipynb, timeout, {})
     strip_execution_metadata(nb)
     nbformat.write(nb, ipynb)
     return elapsed
+
+
+def _seed_run(ipynb: Path, seed: int, timeout: int) -> dict:
+    """Execute a copy of the chapter at ``BOOK_SEED=seed``; return every recorded verdict."""
+    import nbformat
+
+    nb = nbformat.read(ipynb, as_version=4)
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "claims.jsonl"
+        error = None
+        try:
+            _run_kernel(nb, ipynb, timeout, {"BOOK_SEED": str(seed), "BOOK_CLAIMS_RECORD": str(record)})
+        except Exception as exc:  # a failure outside the claim checks: keep what was recorded
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ''}"
+        rows = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
+    return {
+        "claims": [
+            {k: r[k] for k in ("kind", "claim", "measured", "predicted", "tolerance", "passed")}
+            for r in rows if r.get("type") == "claim"
+        ],
+        "error": error,
+    }
 
 
 def _versions() -> dict:
@@ -91,55 +144,103 @@ def _machine() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores ({cpu})"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("chapters", nargs="*", help="chapter slugs (default: all chapters in _toc.yml)")
-    ap.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
-    ap.add_argument(
-        "--no-record",
-        action="store_true",
-        help="do not write runs.json, the ledger or the status page (drafts, parallel work)",
-    )
-    args = ap.parse_args(argv)
-    if os.environ.get("BOOK_SEED", "").strip() not in ("", "0"):
-        sys.exit("unset BOOK_SEED: committed outputs are the default-seed run")
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    os.environ.pop("MPLBACKEND", None)
-    slugs = args.chapters or ledger.toc_chapters()
-    runs = json.loads(RUNS.read_text()) if RUNS.exists() else {}
-    failed = []
-    for i, slug in enumerate(slugs, 1):
-        md = CHAPTERS / f"{slug}.md"
-        if not md.exists():
-            sys.exit(f"no chapter {md.relative_to(ROOT)}")
-        print(f"[{i}/{len(slugs)}] {slug}: syncing and executing ...", flush=True)
+def _write_meta(ipynb: Path, update) -> dict:
+    import nbformat
+
+    nb = nbformat.read(ipynb, as_version=4)
+    meta = dict(nb.metadata.get(META_KEY, {}))
+    update(meta)
+    nb.metadata[META_KEY] = meta
+    nbformat.write(nb, ipynb)
+    return meta
+
+
+def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> bool:
+    md = CHAPTERS / f"{slug}.md"
+    ipynb = md.with_suffix(".ipynb")
+    if not seeds_only:
+        print(f"{slug}: syncing and executing ...", flush=True)
         _jupytext_sync(md)
-        ipynb = md.with_suffix(".ipynb")
         try:
-            elapsed = _execute(ipynb, args.timeout)
+            elapsed = _execute(ipynb, timeout)
         except Exception as exc:  # report and continue with the others
             print(f"    FAILED after execution error: {type(exc).__name__}: {str(exc)[-2000:]}", flush=True)
-            failed.append(slug)
-            continue
+            return False
         _jupytext_sync(md)
+        hashes = freshness.input_hashes(slug)
+
+        def record_run(meta):
+            meta["run"] = {
+                "seconds": round(elapsed, 1),
+                "date": _dt.date.today().isoformat(),
+                "machine": _machine(),
+                "versions": _versions(),
+            }
+            meta["inputs"] = hashes
+            meta["digest"] = freshness.chapter_digest(hashes)
+            meta.pop("seeds", None)  # measured on older inputs: rerun below
+
+        _write_meta(ipynb, record_run)
         results = ledger.claims_in_notebook(ipynb)
         verdict = "PASS" if results and all(r.passed for r in results) else "FAIL"
         print(f"    {elapsed:6.1f} s   {len(results)} claim(s): {verdict}", flush=True)
         for r in results:
             print(f"      {r.line()}", flush=True)
-        runs[slug] = {
-            "seconds": round(elapsed, 1),
-            "date": _dt.date.today().isoformat(),
-            "machine": _machine(),
-            "versions": _versions(),
-        }
+        if verdict != "PASS":
+            return False
+    if seeds or seeds_only:
+        meta = ledger.chapter_meta(ipynb)
+        if meta.get("digest") != freshness.chapter_digest(freshness.input_hashes(slug)):
+            print(f"    outputs of {slug} are stale: regenerate it fully first", flush=True)
+            return False
+        runs = {}
+        for s in EXTRA_SEEDS:
+            t0 = time.perf_counter()
+            runs[str(s)] = run = _seed_run(ipynb, s, timeout)
+            run["digest"] = meta["digest"]
+            n_ok = sum(c["passed"] for c in run["claims"])
+            extra = f"; stopped: {run['error']}" if run["error"] else ""
+            print(f"    BOOK_SEED={s}: {n_ok}/{len(run['claims'])} checks pass "
+                  f"({time.perf_counter() - t0:.0f} s){extra}", flush=True)
+            for c in run["claims"]:
+                if not c["passed"]:
+                    print(f"      FAIL | {c['kind']} | {c['claim']} | measured {c['measured']} | "
+                          f"predicted {c['predicted']}", flush=True)
+        _write_meta(ipynb, lambda m: m.__setitem__("seeds", runs))
+    return True
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("chapters", nargs="*", help="chapter slugs (default: all chapters in _toc.yml)")
+    ap.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
+    ap.add_argument("--no-seeds", action="store_true", help="skip the runs at BOOK_SEED=1 and 2 (drafts)")
+    ap.add_argument("--seeds-only", action="store_true", help="only rerun BOOK_SEED=1 and 2 (outputs fresh)")
+    ap.add_argument(
+        "--no-record",
+        action="store_true",
+        help="do not rewrite the ledger, front-page table and status page (drafts, parallel work)",
+    )
+    args = ap.parse_args(argv)
+    if os.environ.get("BOOK_SEED", "").strip() not in ("", "0"):
+        sys.exit("unset BOOK_SEED: committed outputs are the default-seed run")
+    os.environ.pop("BOOK_SEED", None)
+    os.environ.pop("BOOK_CLAIMS_RECORD", None)
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.pop("MPLBACKEND", None)
+    slugs = args.chapters or ledger.toc_chapters()
+    failed = []
+    for i, slug in enumerate(slugs, 1):
+        if not (CHAPTERS / f"{slug}.md").exists():
+            sys.exit(f"no chapter book/chapters/{slug}.md")
+        print(f"[{i}/{len(slugs)}] ", end="", flush=True)
+        if not regenerate(slug, timeout=args.timeout, seeds=not args.no_seeds, seeds_only=args.seeds_only):
+            failed.append(slug)
     if not args.no_record:
-        RUNS.parent.mkdir(parents=True, exist_ok=True)
-        RUNS.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
         ledger.write_pages()
-        print("ledger and status pages rewritten")
+        print("ledger, front-page table and status page rewritten")
     if failed:
-        print(f"chapters that failed to execute: {', '.join(failed)}")
+        print(f"chapters that failed: {', '.join(failed)}")
         return 1
     return 0
 

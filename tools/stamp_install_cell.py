@@ -1,18 +1,40 @@
 #!/usr/bin/env python
-"""Stamp the Colab install cell of every chapter from ``_config.yml`` (one source of truth).
+"""Stamp the setup (install) cell of every chapter from ``_config.yml`` (one source of truth).
 
-The first code cell of each chapter (tagged ``hide-cell``) imports :mod:`paperlib` and, only if that
-fails (Colab, a bare Jupyter), pip-installs it from the repository named in ``_config.yml``
-(``repository.url`` at ``repository.branch``). The environment variable ``PAPERLIB_SOURCE`` overrides
-the source (a local path, a wheel, a fork): that is how the offline Colab simulation test installs
-from the local checkout. No ``-U`` and no pins: Colab's numpy/jax/matplotlib are never upgraded.
+The first code cell of each chapter (tagged ``hide-cell``) makes a fresh environment (Colab, Binder, a
+bare Jupyter) able to run the chapter:
 
-Usage: ``python tools/stamp_install_cell.py`` (rewrites the first code cell of each chapter's ``.md``
-and ``.ipynb``; outputs are kept). ``tests/test_install_cell.py`` fails when a chapter disagrees.
+* if :mod:`paperlib` cannot be found, it pip-installs it from the repository named in ``_config.yml``
+  (``git+<repository.url>@<ref>``). In the committed chapters ``<ref>`` is ``repository.branch``; the
+  launch notebooks that the Colab and Binder buttons open (``tools/launch_notebooks.py``) are stamped
+  with the **commit sha of the build**, so a reader gets exactly the code that produced the outputs;
+* it pip-installs the chapter's *data packages* (:data:`DATA_PACKAGES`: wheels that only carry a data
+  set, e.g. Cora inside ``graphdatascience``) with ``--no-deps``, at the version pinned in
+  ``requirements-data.txt``, so no database client comes along;
+* if an install fails it prints **one** message (what failed, and the one command that fixes it) and
+  stops the notebook there: the error is raised as ``SetupFailed`` and displayed without a traceback,
+  and Jupyter/Colab's "Run all" stops at the first error, so no cascade of ``NameError`` follows;
+* it never upgrades anything (no ``-U``; paperlib's dependencies are lower bounds only) and prints
+  nothing when everything is already installed, so strict nbval sees an empty output.
+
+Modules are looked up with ``importlib.util.find_spec`` and never imported here (importing
+``graphdatascience`` would need the Neo4j client that ``--no-deps`` leaves out).
+
+``PAPERLIB_SOURCE`` overrides the paperlib source (a local path, a wheel, a fork; several pip
+arguments are allowed, e.g. ``--no-index /path/to/checkout``): the Colab simulation test installs from
+the local checkout that way. Standard ``PIP_*`` variables (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``) apply to
+the data packages.
+
+Usage: ``python tools/stamp_install_cell.py`` (rewrites only the first code cell of each chapter's
+``.md`` and ``.ipynb``; outputs are kept). ``tests/test_install_cell.py`` fails when a chapter disagrees.
+To give a chapter a data package, add a row to :data:`DATA_PACKAGES`, pin its version in
+``requirements-data.txt``, and re-run this script.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -20,30 +42,88 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book" / "chapters"
+DATA_REQUIREMENTS = ROOT / "requirements-data.txt"
 ENV_VAR = "PAPERLIB_SOURCE"
 
+#: Per chapter: the data packages its setup cell installs with ``--no-deps``, as
+#: ``(import name, distribution name)``; the version comes from ``requirements-data.txt``.
+DATA_PACKAGES: dict[str, list[tuple[str, str]]] = {
+    "gnn_minimax_rates": [("graphdatascience", "graphdatascience")],  # Cora's parquet files
+}
 
-def install_source() -> str:
-    """``git+<repository.url>@<repository.branch>`` from ``_config.yml``."""
-    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    repo = cfg["repository"]
+
+def repository() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+
+
+def install_source(ref: str | None = None) -> str:
+    """``git+<repository.url>@<ref>`` (default ref: ``repository.branch`` of ``_config.yml``)."""
+    repo = repository()
     url, branch = repo["url"].rstrip("/"), repo.get("branch", "main")
-    return f"git+{url}@{branch}"
+    return f"git+{url}@{ref or branch}"
 
 
-def install_cell_source() -> str:
-    """The exact source of the install cell."""
-    return (
-        "# Colab and other fresh environments: install the book's shared package only if it is missing.\n"
-        f"# (Stamped by tools/stamp_install_cell.py from _config.yml; {ENV_VAR} overrides the source.)\n"
-        "try:\n"
-        "    import paperlib\n"
-        "except ImportError:\n"
-        "    import os\n"
-        f'    _source = os.environ.get("{ENV_VAR}", "{install_source()}")\n'
-        "    %pip install -q {_source}\n"
-        "    import paperlib"
-    )
+def data_pins() -> dict[str, str]:
+    """``{distribution name (lower case): "name==version"}`` from ``requirements-data.txt``."""
+    pins = {}
+    for line in DATA_REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*==\s*([A-Za-z0-9_.\-+!]+)", line)
+        if m:
+            pins[m[1].lower()] = f"{m[1]}=={m[2]}"
+    return pins
+
+
+def data_requirements(slug: str) -> list[tuple[str, str]]:
+    """``[(import name, "dist==version"), ...]`` for one chapter."""
+    pins = data_pins()
+    out = []
+    for module, dist in DATA_PACKAGES.get(slug, []):
+        if dist.lower() not in pins:
+            raise SystemExit(f"{slug}: data package {dist} has no pin in {DATA_REQUIREMENTS.name}")
+        out.append((module, pins[dist.lower()]))
+    return out
+
+
+_TEMPLATE = '''\
+# Setup for Colab, Binder or a bare Jupyter: install the book's package (and data) only if missing.
+# Stamped by tools/stamp_install_cell.py; PAPERLIB_SOURCE overrides the source. Prints nothing if all is there.
+def _book_setup(source={source!r}, data={data!r}):
+    import importlib, importlib.util, os, shlex, subprocess, sys
+
+    class SetupFailed(Exception):
+        """Shown as one message, without a traceback; "Run all" stops here."""
+
+    def pip_install(args):
+        run = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", *args], capture_output=True, text=True)
+        if run.returncode != 0:
+            why = ([ln for ln in run.stderr.splitlines() if ln.strip()] or ["pip failed"])[-1].strip()
+            raise SetupFailed(
+                f"Setup failed: could not install {{' '.join(args)}}\\n  ({{why}})\\n"
+                f"Fix: run  %pip install {{' '.join(args)}}  in a new cell, then run the notebook again from the top."
+            )
+        importlib.invalidate_caches()
+
+    shell = globals().get("get_ipython", lambda: None)()
+    if shell is not None:
+        shell.set_custom_exc((SetupFailed,), lambda sh, etype, value, tb, tb_offset=None:
+                             sh._showtraceback(etype, value, [str(value)]))
+    if importlib.util.find_spec("paperlib") is None:
+        pip_install(shlex.split(os.environ.get("{env}", source)))
+    for module, requirement in data:
+        if importlib.util.find_spec(module) is None:
+            pip_install(["--no-deps", requirement])
+
+
+_book_setup()
+del _book_setup
+import paperlib'''
+
+
+def install_cell_source(slug: str | None = None, ref: str | None = None) -> str:
+    """The exact source of the setup cell of chapter ``slug`` (installing paperlib at ``ref``)."""
+    data = data_requirements(slug) if slug else []
+    return _TEMPLATE.format(source=install_source(ref), data=data, env=ENV_VAR)
 
 
 def first_code_cell(nb):
@@ -53,19 +133,12 @@ def first_code_cell(nb):
     return None
 
 
-def stamp(path: Path) -> bool:
-    """Rewrite the install cell of one chapter (``.md`` via jupytext, ``.ipynb`` via nbformat)."""
-    import jupytext
-
-    src = install_cell_source()
-    changed = False
-    if path.suffix == ".md":
-        nb = jupytext.read(path)
-    else:
-        nb = nbformat.read(path, as_version=4)
+def stamp_notebook(nb, slug: str, ref: str | None = None) -> bool:
+    """Rewrite the setup cell of an in-memory notebook; return whether it changed."""
     cell = first_code_cell(nb)
     if cell is None:
-        raise SystemExit(f"{path}: no code cell")
+        raise SystemExit(f"{slug}: no code cell")
+    src, changed = install_cell_source(slug, ref), False
     if cell.source != src:
         cell.source = src
         changed = True
@@ -73,6 +146,15 @@ def stamp(path: Path) -> bool:
     if "hide-cell" not in tags:
         tags.append("hide-cell")
         changed = True
+    return changed
+
+
+def stamp(path: Path) -> bool:
+    """Rewrite the setup cell of one chapter file (``.md`` via jupytext, ``.ipynb`` via nbformat)."""
+    import jupytext
+
+    nb = jupytext.read(path) if path.suffix == ".md" else nbformat.read(path, as_version=4)
+    changed = stamp_notebook(nb, path.stem)
     if changed:
         if path.suffix == ".md":
             jupytext.write(nb, path, fmt="md:myst")
@@ -81,8 +163,11 @@ def stamp(path: Path) -> bool:
     return changed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    slugs = set(argv if argv is not None else sys.argv[1:])
     for path in sorted(CHAPTERS.glob("*.md")) + sorted(CHAPTERS.glob("*.ipynb")):
+        if slugs and path.stem not in slugs:
+            continue
         if stamp(path):
             print(f"stamped {path.relative_to(ROOT)}")
     return 0

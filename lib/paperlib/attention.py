@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._validation import as_array, check_bool, check_int, check_real, is_traced
+
 __all__ = [
     "softmax_attention",
     "chunked_softmax_attention",
@@ -33,6 +35,27 @@ __all__ = [
     "init_multi_head",
     "multi_head_attention",
 ]
+
+
+def _as_input(name, a, *, allow_bool=False):
+    """A concrete input is checked (real, finite, non-empty); a tracer under ``jit`` passes through."""
+    if is_traced(a):
+        return a
+    return jnp.asarray(as_array(name, a, dtype=None, allow_bool=allow_bool))
+
+
+def _check_mask(mask, n, m):
+    """A concrete mask must be boolean, broadcast to ``(..., n, m)`` and leave no query without a key."""
+    if mask is None or is_traced(mask):
+        return mask
+    mk = as_array("mask", mask, dtype=bool)
+    try:
+        full = np.broadcast_to(mk, mk.shape[:-2] + (n, m) if mk.ndim >= 2 else (n, m))
+    except ValueError:
+        raise ValueError(f"mask must broadcast to (..., {n}, {m}), got shape {mk.shape}") from None
+    if not full.any(axis=-1).all():
+        raise ValueError("mask must allow every query at least one key (a row of mask has no True entry)")
+    return jnp.asarray(mk)
 
 
 def _check_qkv(q, k, v):
@@ -51,19 +74,12 @@ def _check_qkv(q, k, v):
         raise ValueError("k and v must contain at least one token")
 
 
-def _check_finite(**arrays):
-    # Only on concrete arrays: under jit the values are tracers and cannot be inspected.
-    for name, a in arrays.items():
-        if not isinstance(a, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(a))):
-            raise ValueError(f"{name} contains NaN or inf")
-
-
 def _scale(scale, d):
     if scale is None:
         return 1.0 / math.sqrt(d)
-    if isinstance(scale, (int, float)) and not math.isfinite(scale):
-        raise ValueError(f"scale must be finite, got {scale}")
-    return scale
+    if is_traced(scale):
+        return scale
+    return check_real("scale", scale)
 
 
 def softmax_attention(q, k, v, *, scale=None, mask=None):
@@ -89,11 +105,19 @@ def softmax_attention(q, k, v, *, scale=None, mask=None):
     Raises
     ------
     ValueError
-        On mismatched shapes, no keys, or non-finite inputs (checked outside ``jit``).
+        On mismatched shapes, no keys, non-finite, complex or boolean inputs, or a mask row without a
+        ``True`` entry (values are checked outside ``jit`` only).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> q = jnp.array([[1.0, 0.0]]); k = jnp.array([[1.0, 0.0], [0.0, 1.0]]); v = jnp.array([[1.0], [3.0]])
+    >>> round(float(softmax_attention(q, k, v, scale=0.0)[0, 0]), 4)   # uniform weights: mean of v
+    2.0
     """
-    q, k, v = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
+    q, k, v = _as_input("q", q), _as_input("k", k), _as_input("v", v)
     _check_qkv(q, k, v)
-    _check_finite(q=q, k=k, v=v)
+    mask = _check_mask(mask, q.shape[-2], k.shape[-2])
     s = _scale(scale, q.shape[-1]) * jnp.einsum("...nd,...md->...nm", q, k)
     if mask is not None:
         s = jnp.where(mask, s, -jnp.inf)
@@ -124,16 +148,22 @@ def chunked_softmax_attention(q, k, v, *, scale=None, chunk_size: int = 1024):
     Raises
     ------
     ValueError
-        On wrong ranks or shapes, non-finite inputs, or a non-positive ``chunk_size``.
+        On wrong ranks or shapes, non-finite, complex or boolean inputs, or a non-positive
+        ``chunk_size``.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> q = jnp.ones((5, 2)); k = jnp.ones((3, 2)); v = jnp.arange(3.0)[:, None]
+    >>> chunked_softmax_attention(q, k, v, chunk_size=2).ravel().tolist()   # equal scores: mean of v
+    [1.0, 1.0, 1.0, 1.0, 1.0]
     """
-    q, k, v = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
+    q, k, v = _as_input("q", q), _as_input("k", k), _as_input("v", v)
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim != 2:
             raise ValueError(f"{name} must be 2-D (length, dim), got shape {a.shape}")
     _check_qkv(q, k, v)
-    _check_finite(q=q, k=k, v=v)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     beta = _scale(scale, q.shape[-1])
     n = q.shape[0]
     chunk = int(min(chunk_size, max(n, 1)))
@@ -172,11 +202,18 @@ def linear_attention(q, k, v, *, scale=1.0):
     Raises
     ------
     ValueError
-        On mismatched shapes or non-finite inputs.
+        On mismatched shapes or non-finite, complex or boolean inputs (values checked outside ``jit``).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> q = jnp.array([[1.0, 2.0]]); k = jnp.array([[1.0, 0.0], [0.0, 1.0]]); v = jnp.array([[1.0], [3.0]])
+    >>> float(linear_attention(q, k, v)[0, 0])   # 1*1 + 2*3
+    7.0
     """
-    q, k, v = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
+    q, k, v = _as_input("q", q), _as_input("k", k), _as_input("v", v)
     _check_qkv(q, k, v)
-    _check_finite(q=q, k=k, v=v)
+    scale = _scale(scale, q.shape[-1])
     kv = jnp.einsum("...md,...mv->...dv", k, v)
     return scale * jnp.einsum("...nd,...dv->...nv", q, kv)
 
@@ -213,11 +250,19 @@ def init_multi_head(d_model: int, num_heads: int, d_head: int, *, d_value: int |
     ------
     ValueError
         If a size is not a positive integer.
+
+    Examples
+    --------
+    >>> import jax
+    >>> p = init_multi_head(8, 2, 4, key=jax.random.key(0))
+    >>> p.w_q.shape, p.w_o.shape
+    ((2, 8, 4), (2, 4, 8))
     """
     d_value = d_head if d_value is None else d_value
-    for name, s in (("d_model", d_model), ("num_heads", num_heads), ("d_head", d_head), ("d_value", d_value)):
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise ValueError(f"{name} must be a positive integer, got {s!r}")
+    d_model = check_int("d_model", d_model, minimum=1)
+    num_heads = check_int("num_heads", num_heads, minimum=1)
+    d_head = check_int("d_head", d_head, minimum=1)
+    d_value = check_int("d_value", d_value, minimum=1)
     kq, kk, kv, ko = jax.random.split(key, 4)
     h = num_heads
     return MultiHeadParams(
@@ -254,10 +299,21 @@ def multi_head_attention(params: MultiHeadParams, x_query, x_context=None, *, sc
     Raises
     ------
     ValueError
-        If the inputs' model dimension does not match the weights or ``head_mask`` has the wrong length.
+        If the inputs' model dimension does not match the weights, ``head_mask`` has the wrong length,
+        or an input is empty, non-finite, complex or boolean (values checked outside ``jit``).
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> p = init_multi_head(4, 2, 2, key=jax.random.key(0))
+    >>> multi_head_attention(p, jnp.ones((3, 4))).shape
+    (3, 4)
     """
-    x_query = jnp.asarray(x_query)
-    x_context = x_query if x_context is None else jnp.asarray(x_context)
+    x_query = _as_input("x_query", x_query)
+    x_context = x_query if x_context is None else _as_input("x_context", x_context)
+    if head_mask is not None:
+        head_mask = _as_input("head_mask", head_mask)
+    return_weights = check_bool("return_weights", return_weights)
     h, d_model, d_head = params.w_q.shape
     for name, a in (("x_query", x_query), ("x_context", x_context)):
         if a.ndim != 2 or a.shape[-1] != d_model:
@@ -275,3 +331,10 @@ def multi_head_attention(params: MultiHeadParams, x_query, x_context=None, *, sc
         heads = heads * jnp.asarray(head_mask)[:, None, None]
     out = jnp.einsum("hne,hed->nd", heads, params.w_o)
     return (out, w) if return_weights else out
+
+
+_BATCH = "leading batch axes broadcast: (..., length, dim) is a valid input"
+_PROBE_EXEMPTIONS = {
+    "softmax_attention": {a: {"array_rank": _BATCH} for a in ("q", "k", "v", "mask")},
+    "linear_attention": {a: {"array_rank": _BATCH} for a in ("q", "k", "v")},
+}

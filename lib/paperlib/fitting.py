@@ -77,6 +77,12 @@ def power_law_fit(x, y, *, level: float = 0.95) -> PowerLawFit:
     ValueError
         If ``x`` or ``y`` is not one-dimensional, their lengths differ, ``n < 2``, any entry is
         non-positive or not finite, all ``x`` are equal, or ``level`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> fit = power_law_fit([1.0, 2.0, 4.0, 8.0], [3.0, 0.75, 0.1875, 0.046875])
+    >>> round(fit.slope, 6), round(fit.prefactor, 6)
+    (-2.0, 3.0)
     """
     x = as_array("x", x, ndim=1, min_size=2)
     y = as_array("y", y, ndim=1, min_size=2)

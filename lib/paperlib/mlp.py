@@ -14,12 +14,14 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
-from ._validation import check_int
+from ._validation import as_array, check_bool, check_int, is_traced
 
 __all__ = ["mlp_init", "mlp_apply", "mlp_flops"]
 
 
 def _check_sizes(sizes) -> tuple[int, ...]:
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise ValueError(f"sizes must be a sequence of positive integers, got {sizes!r}")
     sizes = tuple(check_int("sizes[i]", s, minimum=1) for s in sizes)
     if len(sizes) < 2:
         raise ValueError(f"sizes must list at least an input and an output size, got {list(sizes)}")
@@ -45,6 +47,13 @@ def mlp_init(key, sizes: Sequence[int]):
     ------
     ValueError
         If fewer than two sizes are given or a size is not a positive integer.
+
+    Examples
+    --------
+    >>> import jax
+    >>> params = mlp_init(jax.random.key(0), [3, 16, 1])
+    >>> [W.shape for W, b in params]
+    [(3, 16), (16, 1)]
     """
     return _mlp_init(key, _check_sizes(sizes))
 
@@ -59,7 +68,36 @@ def _mlp_init(key, sizes):
 
 
 def mlp_apply(params, h):
-    """ReLU MLP with a linear last layer: ``h`` of shape ``(..., in)`` -> ``(..., out)``."""
+    """ReLU MLP with a linear last layer: ``h`` of shape ``(..., in)`` -> ``(..., out)``.
+
+    Parameters
+    ----------
+    params : list of (W, b)
+        As returned by :func:`mlp_init`.
+    h : array, shape (..., in)
+        Inputs; leading axes are batch axes.
+
+    Returns
+    -------
+    array, shape (..., out)
+
+    Raises
+    ------
+    ValueError
+        If ``h`` (when concrete, i.e. outside ``jit``) is not a finite real array whose last axis
+        matches the first layer's input size.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> params = mlp_init(jax.random.key(0), [3, 8, 2])
+    >>> mlp_apply(params, jnp.ones((5, 3))).shape
+    (5, 2)
+    """
+    if not is_traced(h):
+        h = as_array("h", h, dtype=None)
+        if h.ndim < 1 or h.shape[-1] != params[0][0].shape[0]:
+            raise ValueError(f"h must have shape (..., {params[0][0].shape[0]}), got {h.shape}")
     for W, b in params[:-1]:
         h = jax.nn.relu(h @ W + b)
     W, b = params[-1]
@@ -87,10 +125,21 @@ def mlp_flops(sizes: Sequence[int], *, output_nonlinearity: bool = False) -> int
     ------
     ValueError
         If fewer than two sizes are given or a size is not a positive integer.
+
+    Examples
+    --------
+    >>> mlp_flops([3, 8, 2])   # (2*3*8 + 8 bias + 8 ReLU) + (2*8*2 + 2 bias)
+    98
     """
     sizes = _check_sizes(sizes)
+    output_nonlinearity = check_bool("output_nonlinearity", output_nonlinearity)
     total = 0
     for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:])):
         last = i == len(sizes) - 2
         total += 2 * m * n + n + (n if (not last or output_nonlinearity) else 0)
     return int(total)
+
+
+_PROBE_EXEMPTIONS = {
+    "mlp_apply": {"h": {"array_rank": "leading axes of h are batch axes: (..., in) is valid"}},
+}

@@ -11,8 +11,9 @@ from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
+
+from ._validation import as_array, check_int, is_traced
 
 __all__ = ["TrainResult", "train"]
 
@@ -70,9 +71,22 @@ def train(
     -----
     The function is pure, so ``jax.vmap(lambda p, k: train(loss_fn, p, opt, steps=S, key=k))`` trains
     many models (seeds, head counts, ...) at once.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp, optax
+    >>> loss = lambda p, key: jnp.sum((p - 3.0) ** 2)
+    >>> res = train(loss, jnp.zeros(2), optax.sgd(0.1), steps=50, key=jax.random.key(0))
+    >>> [round(float(x), 3) for x in res.params]
+    [3.0, 3.0]
     """
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if not callable(loss_fn):
+        raise ValueError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
+    steps = check_int("steps", steps, minimum=1)
+    params = jax.tree_util.tree_map(
+        lambda leaf: leaf if is_traced(leaf) else jnp.asarray(as_array("params (a leaf)", leaf, dtype=None)),
+        params,
+    )
     opt_state = optimizer.init(params)
     value_and_grad = jax.value_and_grad(loss_fn)
 
@@ -86,3 +100,8 @@ def train(
     keys = jax.random.split(key, int(steps))
     (params, _), losses = jax.lax.scan(step, (params, opt_state), keys)
     return TrainResult(params=params, losses=jnp.asarray(losses))
+
+
+_PROBE_EXEMPTIONS = {
+    "train": {"params": {"array_rank": "params is any pytree of arrays: a leaf may have any shape"}},
+}

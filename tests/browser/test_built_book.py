@@ -1,15 +1,39 @@
-"""Drive headless Chromium over the built HTML book, as a reader would.
+"""Drive headless Chromium over the built HTML book, as a reader would, on a desktop and on a phone.
 
-Served from ``_build/html`` on localhost. For the front page and every chapter: no console errors,
-every image loaded (non-zero natural width), math typeset by the bundled (offline) MathJax, no script
-loaded from another host, and Colab/Binder launch links that point at the chapter's ``.ipynb`` on the
-configured repository and branch. Screenshots land in ``_build/screenshots/``.
+Served from ``_build/html`` on localhost. Every page of the book (front page, chapters, back matter and
+the proof index) is loaded at 1400 px and at 390 px wide, and once more with print media emulated at
+800 px. On each:
+
+* no console errors, every image loaded, no script from another host (the book works offline);
+* **no horizontal overflow**: neither the page body nor any cell output (``div.cell_output``, its
+  ``pre`` blocks, claim-check tables) is wider than its box (``scrollWidth > clientWidth``);
+* **plain-text titles and navigation**: the browser tab title, the sidebar, the prev/next links hold no
+  raw LaTeX (``$``, ``\\``) and no MyST syntax (``{role}```, ``:::``);
+* **alt text**: every ``<img>`` has a non-empty ``alt`` that is not its file name (Sphinx's fallback).
+  Report-only while chapters are being given alt text: set ``ALT_TEXT_STRICT`` (or
+  ``BOOK_ALT_TEXT_STRICT=1``) to make it fail;
+* chapters: typeset math, figures, Colab/Binder buttons that open the chapter's *launch notebook*
+  (``_launch/book/chapters/<slug>.ipynb`` on ``launch_branch``, present in the built site), an edit
+  button on the ``.md`` source, a last-updated date, and the proof index in the sidebar.
+
+It also **measures** and reports (terminal summary, and ``_build/browser-report.json``): overflowing
+blocks per page and width, images without alt text per chapter, and the smallest figure text at
+390 px, estimated per figure as ``pt * dpi / 72 * displayed width / natural width`` from the PNG's dpi
+and the book style's smallest font (tick labels; ``paperlib.plotting`` writes it into each PNG as
+``book-min-font-pt``; images without it predate that and used 11 pt). Screenshots land in
+``_build/screenshots/``.
 
 Needs ``make book`` first and Debian's ``chromium`` + ``chromium-driver``; run with ``make browser-test``.
+``BOOK_HTML_DIR`` tests another build (e.g. an older one, to compare).
 """
+
+from __future__ import annotations
 
 import functools
 import http.server
+import json
+import os
+import re
 import shutil
 import socketserver
 import sys
@@ -22,17 +46,28 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
+HTML = Path(os.environ.get("BOOK_HTML_DIR", ROOT / "_build" / "html"))
 SHOTS = ROOT / "_build" / "screenshots"
+REPORT = ROOT / "_build" / "browser-report.json"
 sys.path.insert(0, str(ROOT / "tools"))
-import ledger  # noqa: E402
+import launch_notebooks  # noqa: E402
+
+#: Report-only until every chapter has alt text on its figures; then the lead flips this to True.
+ALT_TEXT_STRICT = os.environ.get("BOOK_ALT_TEXT_STRICT", "0") == "1"
+#: Smallest font the old (90 dpi, seaborn "notebook") style used, for images without the PNG key.
+LEGACY_MIN_FONT_PT = 11.0
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
-BRANCH = CONFIG["repository"]["branch"]
 ORG_REPO = urlparse(REPO_URL).path.strip("/")
-SLUGS = ledger.toc_chapters()
-PAGES = ["book/intro"] + [f"book/chapters/{s}" for s in SLUGS]
+LAUNCH_BRANCH = CONFIG["sphinx"]["config"].get("launch_branch", "gh-pages")
+SLUGS = launch_notebooks.toc_chapters()
+_TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+PAGES = [_TOC["root"]] + [c["file"] for part in _TOC["parts"] for c in part["chapters"]] + ["prf-prf"]
+MODES = {"1400": (1400, "screen"), "390": (390, "screen"), "print": (800, "print")}
+RAW = re.compile(r"\$|\\|\{[a-z][\w:-]*\}`|:::|```")
+
+REPORT_DATA: dict = {"overflow": {}, "alt_missing": {}, "figure_font_px_390": {}, "raw_titles": {}}
 
 
 def _find(*names):
@@ -46,7 +81,7 @@ def _find(*names):
 @pytest.fixture(scope="module")
 def server():
     if not (HTML / "book" / "intro.html").exists():
-        pytest.fail("no built book: run `make book` first")
+        pytest.fail(f"no built book in {HTML}: run `make book` first")
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     httpd = socketserver.TCPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -71,13 +106,21 @@ def driver():
         pytest.fail("Debian's chromium and chromium-driver are required (apt-get install chromium chromium-driver)")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chrome
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,2000"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,2000", "--hide-scrollbars", "--force-device-scale-factor=1"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     d = webdriver.Chrome(service=Service(chromedriver), options=opts)
     d.set_page_load_timeout(60)
     yield d
     d.quit()
+
+
+def _set_mode(driver, width: int, media: str) -> None:
+    # the viewport, not the window: headless Chrome's window includes no chrome, but be exact anyway
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": 2000, "deviceScaleFactor": 1, "mobile": width < 600})
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
 
 
 def _load(driver, url, expect_math):
@@ -91,55 +134,182 @@ def _load(driver, url, expect_math):
             expect_math,
         )
         if ready:
+            time.sleep(0.3)  # let MathJax finish laying out
             return True
         time.sleep(0.25)
     return False
 
 
+_OVERFLOW_JS = """
+const out = [];
+const doc = document.documentElement;
+if (doc.scrollWidth > doc.clientWidth + 1) out.push({what: 'page body', sw: doc.scrollWidth, cw: doc.clientWidth});
+const els = document.querySelectorAll('div.cell_output, div.cell_output pre, .claim-checks, .claim-table');
+for (const el of els) {
+  if (el.offsetParent === null || el.clientWidth === 0) continue;   // collapsed / hidden
+  if (el.scrollWidth > el.clientWidth + 1) {
+    const cell = el.closest('.cell');
+    const idx = cell ? Array.from(document.querySelectorAll('.cell')).indexOf(cell) : -1;
+    out.push({what: el.tagName.toLowerCase() + '.' + (el.className || '').split(' ')[0], cell: idx,
+              sw: el.scrollWidth, cw: el.clientWidth, text: (el.innerText || '').slice(0, 60)});
+  }
+}
+return out;
+"""
+
+_NAV_JS = """
+const pick = sel => Array.from(document.querySelectorAll(sel)).map(e => e.textContent).join(' | ');
+return {title: document.title, sidebar: pick('nav.bd-docs-nav'), prevnext: pick('.prev-next-area')};
+"""
+
+_IMG_JS = """
+return Array.from(document.images).map(i => ({src: i.getAttribute('src') || '', abs: i.src, alt: i.getAttribute('alt'),
+  natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
+  figure: !!i.closest('div.cell_output, figure')}));
+"""
+
+
+def _missing_alt(img) -> bool:
+    alt = (img["alt"] or "").strip()
+    return not alt or alt == img["src"] or alt.endswith((".png", ".svg", ".jpg", ".jpeg", ".gif"))
+
+
+def _png_info(abs_url: str):
+    """(dpi, smallest font in pt) of a built PNG."""
+    from PIL import Image
+
+    path = HTML / unquote(urlparse(abs_url).path).lstrip("/")
+    if path.suffix.lower() != ".png" or not path.exists():
+        return None
+    with Image.open(path) as im:
+        dpi = float((im.info.get("dpi") or (72.0, 72.0))[0])
+        text = getattr(im, "text", {}) or {}
+        pt = float(text.get("book-min-font-pt", LEGACY_MIN_FONT_PT))
+    return dpi, pt
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("page", PAGES)
-def test_page_renders_for_a_reader(server, driver, page):
+def test_page_reads_on_every_screen(server, driver, page, mode):
+    width, media = MODES[mode]
     is_chapter = page.startswith("book/chapters/")
+    name = page.split("/")[-1]
     url = f"{server}/{page}.html"
+    _set_mode(driver, width, media)
     driver.get_log("browser")  # drain: the log is per session, keep only this page's messages
     settled = _load(driver, url, expect_math=is_chapter)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / f"{page.split('/')[-1]}.png"))
+    driver.save_screenshot(str(SHOTS / f"{name}-{mode}.png"))
     assert settled, f"{page}: page, images or math did not finish loading within 30 s"
 
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     assert not errors, f"{page}: console errors: {[e['message'] for e in errors]}"
-
-    broken = driver.execute_script(
-        "return Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)"
+    external = driver.execute_script(
+        "return Array.from(document.scripts).map(s => s.src).filter(s => s && !s.startsWith(location.origin))"
     )
+    assert not external, f"{page}: scripts loaded from other hosts (book must work offline): {external}"
+    images = driver.execute_script(_IMG_JS)
+    broken = [i["src"] for i in images if not i["natural"] > 0]
     assert not broken, f"{page}: images that did not load: {broken}"
 
-    external_scripts = driver.execute_script(
-        "return Array.from(document.scripts).map(s => s.src)"
-        ".filter(s => s && !s.startsWith(location.origin))"
+    # no raw LaTeX or MyST in the title or the navigation
+    nav = driver.execute_script(_NAV_JS)
+    raw = {k: RAW.findall(v) for k, v in nav.items() if RAW.search(v)}
+    if raw:
+        REPORT_DATA["raw_titles"][f"{name}@{mode}"] = {k: nav[k][:200] for k in raw}
+
+    # overflow
+    over = driver.execute_script(_OVERFLOW_JS)
+    REPORT_DATA["overflow"][f"{name}@{mode}"] = over
+
+    # alt text and figure font
+    if mode == "1400":
+        REPORT_DATA["alt_missing"][name] = sum(_missing_alt(i) for i in images)
+    if mode == "390":
+        sizes = []
+        for img in images:
+            info = _png_info(img["abs"]) if img["figure"] else None
+            if info and img["natural"]:
+                dpi, pt = info
+                sizes.append(round(pt * dpi / 72 * img["shown"] / img["natural"], 1))
+        if sizes:
+            REPORT_DATA["figure_font_px_390"][name] = sizes
+
+    assert not raw, f"{page}: raw LaTeX/MyST in the title or navigation: {REPORT_DATA['raw_titles'][f'{name}@{mode}']}"
+    assert not over, f"{page} at {mode}: {len(over)} blocks overflow horizontally: {over[:4]}"
+    if ALT_TEXT_STRICT:
+        missing = [i["src"] for i in images if _missing_alt(i)]
+        assert not missing, f"{page}: images without alt text: {missing}"
+
+    if mode != "1400":
+        return
+    if page == "prf-prf":
+        return
+    sidebar = driver.execute_script("return Array.from(document.querySelectorAll('nav.bd-docs-nav a')).map(a => a.href)")
+    assert any(h.endswith("/prf-prf.html") for h in sidebar), f"{page}: the proof index is not in the sidebar"
+    if not is_chapter:
+        if page == "book/intro":
+            assert "PASS" in driver.execute_script("return document.body.innerText"), "front page: no claims ledger"
+        return
+    assert driver.execute_script("return document.querySelectorAll('mjx-container').length") > 0, f"{page}: no math"
+    assert driver.execute_script("return document.querySelectorAll('.cell_output img').length") > 0, (
+        f"{page}: no figure in the chapter's outputs"
     )
-    assert not external_scripts, f"{page}: scripts loaded from other hosts (book must work offline): {external_scripts}"
-
-    if is_chapter:
-        n_math = driver.execute_script("return document.querySelectorAll('mjx-container').length")
-        assert n_math > 0, f"{page}: no typeset math"
-        n_img = driver.execute_script("return document.querySelectorAll('.cell_output img').length")
-        assert n_img > 0, f"{page}: no figure in the chapter's outputs"
-        slug = page.split("/")[-1]
-        hrefs = driver.execute_script("return Array.from(document.querySelectorAll('a')).map(a => a.href)")
-        colab = [h for h in hrefs if "colab.research.google.com" in h]
-        binder = [h for h in hrefs if "mybinder.org" in h]
-        want_colab = f"https://colab.research.google.com/github/{ORG_REPO}/blob/{BRANCH}/book/chapters/{slug}.ipynb"
-        assert want_colab in colab, f"{page}: Colab link {colab} != {want_colab}"
-        assert binder, f"{page}: no Binder link"
-        b = urlparse(binder[0])
-        assert b.path == f"/v2/gh/{ORG_REPO}/{BRANCH}", f"{page}: Binder link {binder[0]}"
-        assert unquote(b.query).endswith(f"book/chapters/{slug}.ipynb"), f"{page}: Binder link {binder[0]}"
-    else:
-        text = driver.execute_script("return document.body.innerText")
-        assert "PASS" in text, "front page: the claims ledger is not visible"
+    hrefs = driver.execute_script("return Array.from(document.querySelectorAll('a')).map(a => a.href)")
+    launch = f"_launch/book/chapters/{name}.ipynb"
+    want_colab = f"https://colab.research.google.com/github/{ORG_REPO}/blob/{LAUNCH_BRANCH}/{launch}"
+    assert want_colab in hrefs, f"{page}: Colab link {[h for h in hrefs if 'colab' in h]} != {want_colab}"
+    binder = [h for h in hrefs if "mybinder.org" in h]
+    assert binder, f"{page}: no Binder link"
+    b = urlparse(binder[0])
+    assert b.path == f"/v2/gh/{ORG_REPO}/{LAUNCH_BRANCH}", f"{page}: Binder link {binder[0]}"
+    assert unquote(b.query).endswith(launch), f"{page}: Binder link {binder[0]}"
+    assert (HTML / launch).exists(), f"{page}: the launch notebook {launch} is not in the built site"
+    edit = [h for h in hrefs if "/edit/" in h]
+    assert edit and edit[0].endswith(f"book/chapters/{name}.md"), f"{page}: edit button {edit}"
+    text = driver.execute_script("return document.body.innerText")
+    assert "Last updated on" in text, f"{page}: no last-updated date"
+    assert driver.execute_script("return document.querySelectorAll('table.claim-table').length") > 0, (
+        f"{page}: claim checks are not rendered as tables"
+    )
 
 
-def test_offline_search_index_exists():
+def test_search_index_titles_are_plain_text():
     assert (HTML / "searchindex.js").exists() and (HTML / "search.html").exists()
     assert (HTML / "_static" / "mathjax").is_dir(), "MathJax is not bundled (sphinx-mathjax-offline)"
+    raw = (HTML / "searchindex.js").read_text()
+    data = json.loads(raw[raw.index("(") + 1: raw.rindex(")")])
+    bad = [t for t in data["titles"] if RAW.search(t)]
+    assert not bad, f"page titles in the search index with raw LaTeX/MyST: {bad}"
+
+
+def test_binder_environment_is_published():
+    binder = HTML / "binder"
+    reqs = (binder / "requirements.txt").read_text()
+    assert "paperlib @ git+" in reqs and "-e ." not in reqs
+    for forbidden in ("selenium", "sphinx", "jupyter-book", "neo4j"):
+        assert not re.search(rf"^{forbidden}\b", reqs, re.I | re.M), f"Binder would install {forbidden}"
+    assert (binder / "postBuild").exists() and (binder / "runtime.txt").exists()
+
+
+def test_zz_report():
+    """Write what was measured (runs last)."""
+    over = {k: len(v) for k, v in REPORT_DATA["overflow"].items()}
+    by_mode = {m: sum(n for k, n in over.items() if k.endswith("@" + m)) for m in MODES}
+    fonts = REPORT_DATA["figure_font_px_390"]
+    smallest = min(((min(v), k) for k, v in fonts.items()), default=None)
+    summary = {
+        "html": str(HTML),
+        "overflowing_blocks_by_width": by_mode,
+        "overflow_details": {k: v for k, v in REPORT_DATA["overflow"].items() if v},
+        "images_without_alt_by_page": REPORT_DATA["alt_missing"],
+        "images_without_alt_total": sum(REPORT_DATA["alt_missing"].values()),
+        "alt_text_strict": ALT_TEXT_STRICT,
+        "smallest_figure_font_px_at_390": smallest,
+        "figure_font_px_390": fonts,
+        "raw_titles": REPORT_DATA["raw_titles"],
+    }
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(summary, indent=1))
+    print("\n" + json.dumps({k: summary[k] for k in ("overflowing_blocks_by_width", "images_without_alt_total",
+                                                     "smallest_figure_font_px_at_390")}))
