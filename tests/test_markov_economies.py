@@ -128,9 +128,10 @@ def test_npm_trains_and_reports_its_two_residuals():
     assert np.all(res.loss[:, -1].sum(1) < 0.1 * res.loss[:, 0].sum(1))
 
 
-def test_generator_policy_is_feasible(econ):
-    gen, _ = ex.init_generator(econ, width=6, runs=1, key=jax.random.key(0))
-    one = jax.tree_util.tree_map(lambda a: a[0], gen)
+def test_generator_policy_is_feasible():
+    econ = mee.make_economy([[0.7, 0.3], [0.4, 0.6]], [1.0, 1.1], [1.0, 0.9], 0.9)
+    gen, _ = ex.init_generator(econ, width=8, runs=2, key=jax.random.key(0))   # compiled above
+    one = jax.tree_util.tree_map(lambda a: a[1], gen)
     w = mee.wealth_grid(econ, 50)
     q, th = ex.generator_policy(one, econ, w)
     lo, hi = mee.portfolio_bounds(econ, q, w)
