@@ -1,7 +1,6 @@
 """paperlib.test_time_scaling against brute force, closed forms and known bounds."""
 
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -84,58 +83,6 @@ def test_mc_matches_exact_on_three_answers():
     assert abs(est.mean - brute) < 5 * est.stderr
 
 
-def test_hedge_weights_softmax_properties():
-    loss = np.array([[0.0, 1.0, 3.0], [2.0, 2.0, 2.0]])
-    w = tts.hedge_weights(loss, 1.0)
-    np.testing.assert_allclose(w.sum(-1), 1.0)
-    np.testing.assert_allclose(w[0], np.exp(-loss[0]) / np.exp(-loss[0]).sum())
-    np.testing.assert_allclose(w[1], 1 / 3)
-    assert tts.hedge_vote(loss, np.array([[1, 0, 0], [1, 1, 0]]), 1.0)[1] == pytest.approx(2 / 3)
-
-
-def _online_loop(preds, labels, feedback, eta):
-    """Round-by-round reference implementation of halving and weighted majority (one session)."""
-    T, K = preds.shape
-    alive, cum = np.ones(K, bool), np.zeros(K)
-    mistakes = {"halving": 0, "hedge": 0}
-    for t in range(T):
-        a = alive if alive.any() else np.ones(K, bool)
-        vote_h = preds[t][a].mean()
-        w = np.exp(-eta * (cum - cum.min()))
-        vote_w = (w * preds[t]).sum() / w.sum()
-        mistakes["halving"] += int((vote_h >= 0.5) != labels[t])
-        mistakes["hedge"] += int((vote_w >= 0.5) != labels[t])
-        wrong = preds[t] != feedback[t]
-        alive &= ~wrong
-        cum += wrong
-    return mistakes
-
-
-@pytest.mark.parametrize("flip", [0.0, 0.2])
-def test_online_mistakes_match_round_by_round_loop(flip):
-    rng = np.random.default_rng(3)
-    W = tts.make_experts(32, 4, rng=rng)
-    x = rng.standard_normal((3, 60, 4))
-    preds = (x @ W.T > 0).astype(np.int8)
-    labels = preds[..., 5]
-    feedback = labels ^ (rng.random(labels.shape) < flip)
-    for strategy in ("halving", "hedge"):
-        got = tts.online_mistakes(preds, labels, feedback, strategy=strategy, eta=0.7, rng=rng).sum(1)
-        ref = [_online_loop(preds[s], labels[s], feedback[s], 0.7)[strategy] for s in range(3)]
-        np.testing.assert_array_equal(got, ref)
-
-
-def test_halving_mistake_bound_and_baselines():
-    rng = np.random.default_rng(4)
-    K = 64
-    res = tts.simulate_sessions(tts.make_experts(K, 5, rng=rng), rounds=100, sessions=60, rng=rng)
-    assert res["halving"].sum(1).max() <= math.log2(K)
-    assert res["hedge"].sum(1).max() <= math.log(K) / math.log(2 / (1 + math.exp(-1)))
-    assert res["fixed"].sum(1).mean() > 30 and res["random"].sum(1).mean() > 30
-    # fixed: one expert for the whole session, so it is either always right or errs repeatedly
-    assert res["fixed"].shape == (60, 100)
-
-
 def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="gap"):
         tts.sc_success_two_answer(10, 1.5)
@@ -156,13 +103,7 @@ def test_errors_name_the_argument():
         tts.self_consistency_mc(5, [[0.5, 0.5]], rng=rng)
     with pytest.raises(ValueError, match="rng"):
         tts.self_consistency_mc(5, [1.0], rng=0)
-    with pytest.raises(ValueError, match="eta"):
-        tts.hedge_weights(np.zeros(3), 0.0)
-    with pytest.raises(ValueError, match="strategy"):
-        tts.online_mistakes(np.zeros((1, 2, 3)), np.zeros((1, 2)), np.zeros((1, 2)), strategy="vote", rng=rng)
-    with pytest.raises(ValueError, match="labels"):
-        tts.online_mistakes(np.zeros((1, 2, 3)), np.zeros((2, 2)), np.zeros((1, 2)), strategy="hedge", rng=rng)
-    with pytest.raises(ValueError, match="feedback_flip"):
-        tts.simulate_sessions(np.ones((2, 2)), rounds=3, sessions=2, feedback_flip=0.5, rng=rng)
-    with pytest.raises(ValueError, match="num_experts"):
-        tts.make_experts(-1, 3, rng=rng)
+    with pytest.raises(ValueError, match="gap"):
+        tts.sc_sample_complexity_normal(np.array([0.1, 1.2]), 0.1)
+    with pytest.raises(ValueError, match="p_star"):
+        tts.bon_sample_complexity(0.0, 0.1)

@@ -16,17 +16,14 @@ Huang et al. (2026, Theorems 3.1 and 3.2) show that, in the worst case over dist
 exact success probabilities on the two instances that attain those worst cases, a Monte Carlo
 simulator of SC on any answer distribution, and the smallest :math:`n` reaching a success target.
 
-The paper's second result is that self-correction with verifier feedback lets a Transformer simulate
-**online learning over a pool of experts** at test time. The second half of this module runs that
-online learner (halving and exponentially weighted majority, "Hedge") against the two ways of
-spending test-time compute without feedback (a fixed single-task model, and fresh i.i.d. samples).
+The paper's second result, self-correction with verifier feedback as online learning over a pool
+of experts, lives in :mod:`paperlib.self_correction` and :mod:`paperlib.in_context_hedge`.
 
 References
 ----------
 B. Huang, S. Li, T. Wu, Y. Yang, A. Talwalkar, K. Ramchandran, M. I. Jordan, J. Jiao,
 "Sample Complexity and Representation Ability of Test-time Scaling Paradigms", ICLR 2026,
 arXiv:2506.05295.
-N. Littlestone, M. K. Warmuth, "The weighted majority algorithm", Information and Computation, 1994.
 """
 
 from __future__ import annotations
@@ -34,9 +31,9 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
-from ._validation import as_array, check_int, check_probability, check_real
+from ._validation import as_array, check_int, check_probability
 
 __all__ = [
     "sc_success_two_answer",
@@ -47,12 +44,6 @@ __all__ = [
     "sample_complexity",
     "sc_sample_complexity_normal",
     "bon_sample_complexity",
-    "make_experts",
-    "hedge_weights",
-    "hedge_vote",
-    "STRATEGIES",
-    "online_mistakes",
-    "simulate_sessions",
 ]
 
 
@@ -103,7 +94,7 @@ def sc_success_two_answer(n, gap):
     Notes
     -----
     This is the instance on which Huang et al. (2026, Theorem 3.1) prove the :math:`\Omega(1/\Delta^2)`
-    lower bound; the tie rule is ours (the paper's summaries do not fix one).
+    lower bound; the tie rule is ours.
 
     Examples
     --------
@@ -231,6 +222,12 @@ def self_consistency_mc(n, probs, *, diffuse_mass=0.0, trials=20_000, rng):
     ValueError
         If ``n`` or ``trials`` is not a positive integer, ``probs`` is not a 1-D vector of
         probabilities, or the masses do not sum to 1.
+
+    Examples
+    --------
+    >>> est = self_consistency_mc(3, [0.6, 0.4], trials=20_000, rng=np.random.default_rng(0))
+    >>> abs(est.mean - 0.648) < 4 * est.stderr       # exact: P(at least 2 of 3 correct) = 0.648
+    True
     """
     n = check_int("n", n, minimum=1)
     trials = check_int("trials", trials, minimum=1)
@@ -326,6 +323,11 @@ def sc_sample_complexity_normal(gap, fail_prob):
     ------
     ValueError
         If ``gap`` or ``fail_prob`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> round(sc_sample_complexity_normal(0.1, 0.1), 1)     # 1.2816**2 * 0.99 / 0.01
+    162.6
     """
     gap = as_array("gap", gap, ndim=(0, 1))
     if np.any(gap <= 0) or np.any(gap >= 1):
@@ -356,6 +358,11 @@ def bon_sample_complexity(p_star, fail_prob):
     ------
     ValueError
         If ``p_star`` or ``fail_prob`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> bon_sample_complexity(0.1, 0.1)          # ln(0.1) / ln(0.9) = 21.85
+    22
     """
     p = as_array("p_star", p_star, ndim=(0, 1))
     if np.any(p <= 0) or np.any(p >= 1):
@@ -364,249 +371,3 @@ def bon_sample_complexity(p_star, fail_prob):
     # tiny slack so that exact powers (e.g. p=1/2, delta=1/4) are not pushed up by rounding
     out = np.ceil(np.log(fail_prob) / np.log1p(-p) - 1e-9).astype(np.int64)
     return int(out) if out.ndim == 0 else out
-
-
-# ----------------------------------------------------------------------------------------------
-# Part 2: self-correction with verifier feedback = online learning over experts
-# ----------------------------------------------------------------------------------------------
-
-#: Ways of spending test-time compute on a stream of queries, see :func:`online_mistakes`.
-STRATEGIES = ("halving", "hedge", "fixed", "random")
-
-
-def make_experts(num_experts, dim, *, rng):
-    r"""A pool of :math:`K` linear-threshold experts; expert :math:`j` predicts :math:`\mathbb 1[w_j\cdot x > 0]`.
-
-    Each expert stands for one task a single-task model could solve.
-
-    Parameters
-    ----------
-    num_experts : int
-        :math:`K \ge 1`.
-    dim : int
-        Input dimension :math:`d \ge 1`.
-    rng : numpy.random.Generator
-        Source of randomness (keyword-only).
-
-    Returns
-    -------
-    ndarray, shape (K, d)
-        Standard Gaussian weight vectors.
-
-    Raises
-    ------
-    ValueError
-        If a size is not a positive integer or ``rng`` is not a Generator.
-    """
-    num_experts = check_int("num_experts", num_experts, minimum=1)
-    dim = check_int("dim", dim, minimum=1)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng.standard_normal((num_experts, dim))
-
-
-def hedge_weights(cum_loss, eta):
-    r"""Exponential weights :math:`w_j \propto \exp(-\eta L_j)`: a softmax over negated cumulative losses.
-
-    Parameters
-    ----------
-    cum_loss : array, shape (..., K)
-        Cumulative losses :math:`L_j` of the experts.
-    eta : float
-        Learning rate :math:`\eta > 0`.
-
-    Returns
-    -------
-    ndarray, shape (..., K)
-        Non-negative weights summing to one over the last axis.
-
-    Raises
-    ------
-    ValueError
-        If ``cum_loss`` is empty or not finite, or ``eta`` is not positive.
-    """
-    cum_loss = as_array("cum_loss", cum_loss, min_size=1)
-    if cum_loss.ndim < 1:
-        raise ValueError("cum_loss must have at least one axis (the experts)")
-    eta = check_real("eta", eta, minimum=0.0, strict_min=True)
-    return special.softmax(-eta * cum_loss, axis=-1)
-
-
-def hedge_vote(cum_loss, expert_preds, eta):
-    r"""Hedge's weighted vote :math:`\sum_j w_j\,\hat y_j` with :math:`w = \mathrm{softmax}(-\eta L)`.
-
-    This is one softmax-attention read-out: a single query attending to :math:`K` "expert tokens" whose
-    keys are the cumulative losses and whose values are the experts' predictions.
-
-    Parameters
-    ----------
-    cum_loss : array, shape (..., K)
-    expert_preds : array, shape (..., K)
-        The experts' predictions :math:`\hat y_j \in [0, 1]`.
-    eta : float
-        Learning rate :math:`\eta > 0`.
-
-    Returns
-    -------
-    ndarray, shape (...)
-        The vote in [0, 1]; weighted majority predicts 1 when it is at least 1/2.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or the inputs are invalid (see :func:`hedge_weights`).
-    """
-    preds = as_array("expert_preds", expert_preds)
-    w = hedge_weights(cum_loss, eta)
-    if preds.shape != w.shape:
-        raise ValueError(f"expert_preds must have the shape of cum_loss {w.shape}, got {preds.shape}")
-    return np.sum(w * preds, axis=-1)
-
-
-def online_mistakes(expert_preds, labels, feedback, *, strategy, eta=1.0, rng):
-    r"""Mistakes of one test-time strategy on sessions of queries from one hidden task.
-
-    Round :math:`t` of a session: the model sees the expert pool's predictions
-    :math:`\hat y_{t,j}`, answers :math:`\hat y_t`, and the verifier then returns ``feedback[t]`` (for
-    binary answers, saying right/wrong reveals the label; a noisy verifier flips it). Expert
-    :math:`j`'s cumulative loss before round :math:`t` is
-    :math:`L_{t,j} = \sum_{s<t} \mathbb 1[\hat y_{s,j} \ne \text{feedback}_s]`; it does not depend on the
-    model's own answers, so every round is computed at once.
-
-    * ``"halving"``: majority vote of the experts with :math:`L_{t,j} = 0` (the version space); if the
-      version space is empty (only with a noisy verifier), majority of all experts.
-    * ``"hedge"``: weighted majority with exponential weights, :math:`\hat y_t =
-      \mathbb 1[\sum_j \mathrm{softmax}(-\eta L_t)_j \hat y_{t,j} \ge 1/2]`.
-    * ``"fixed"``: one expert drawn at the start of the session and kept (a single-task model).
-    * ``"random"``: a fresh expert every round, ignoring feedback (i.i.d. resampling).
-
-    Ties of a vote (exactly 1/2) answer 1.
-
-    Parameters
-    ----------
-    expert_preds : bool or {0,1} array, shape (S, T, K)
-        Predictions of :math:`K` experts on :math:`T` queries in each of :math:`S` sessions.
-    labels : {0,1} array, shape (S, T)
-        True answers; mistakes are counted against these.
-    feedback : {0,1} array, shape (S, T)
-        What the verifier reported (equal to ``labels`` for a perfect verifier).
-    strategy : {"halving", "hedge", "fixed", "random"}
-    eta : float, default 1.0
-        Hedge's learning rate (> 0); ignored by the other strategies.
-    rng : numpy.random.Generator
-        Used by ``"fixed"`` and ``"random"`` (keyword-only).
-
-    Returns
-    -------
-    bool ndarray, shape (S, T)
-        ``True`` where the strategy's answer was wrong.
-
-    Raises
-    ------
-    ValueError
-        On shape mismatches, an unknown ``strategy`` or a non-positive ``eta``.
-
-    Notes
-    -----
-    Halving makes at most :math:`\log_2 K` mistakes when one expert is always right (each mistake
-    removes at least half the version space); weighted majority makes at most
-    :math:`\ln K/\ln(2/(1+e^{-\eta}))` (Littlestone and Warmuth, 1994). Huang et al. (2026) prove that
-    self-correction lets a Transformer simulate online learning over experts; which online learner
-    their construction uses is not reproduced here.
-    """
-    preds = as_array("expert_preds", expert_preds, ndim=3, dtype=np.int8, min_size=1)
-    S, T, K = preds.shape
-    labels = as_array("labels", labels, shape=(S, T), dtype=np.int8)
-    feedback = as_array("feedback", feedback, shape=(S, T), dtype=np.int8)
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if strategy in ("halving", "hedge"):
-        loss = (preds != feedback[..., None]).astype(np.int32)
-        cum = np.cumsum(loss, axis=1) - loss  # losses before round t, shape (S, T, K)
-        if strategy == "halving":
-            alive = cum == 0
-            alive = np.where(alive.any(axis=-1, keepdims=True), alive, True)
-            vote = (alive * preds).sum(-1) / alive.sum(-1)
-        else:
-            vote = hedge_vote(cum, preds, eta)
-        answer = (vote >= 0.5).astype(np.int8)
-    elif strategy == "fixed":
-        j = rng.integers(K, size=(S, 1, 1))
-        answer = np.take_along_axis(preds, np.broadcast_to(j, (S, T, 1)), axis=-1)[..., 0]
-    else:
-        j = rng.integers(K, size=(S, T, 1))
-        answer = np.take_along_axis(preds, j, axis=-1)[..., 0]
-    return answer != labels
-
-
-def simulate_sessions(
-    experts,
-    *,
-    rounds,
-    sessions,
-    strategies=STRATEGIES,
-    eta=1.0,
-    feedback_flip=0.0,
-    chunk=25,
-    rng,
-):
-    r"""Run test-time strategies on random multi-task sessions over an expert pool.
-
-    Each session draws a hidden task :math:`\tau` uniform in :math:`[K]` and ``rounds`` queries
-    :math:`x_t \sim N(0, I_d)`; the true answer is expert :math:`\tau`'s prediction (the realizable
-    multi-task setting). The verifier's report is flipped with probability ``feedback_flip``. All
-    strategies see the same sessions and the same feedback (common random numbers).
-
-    Parameters
-    ----------
-    experts : array, shape (K, d)
-        Expert weight vectors (see :func:`make_experts`).
-    rounds : int
-        Queries per session, :math:`T \ge 1`.
-    sessions : int
-        Number of sessions, :math:`S \ge 1`.
-    strategies : sequence of str, default all of :data:`STRATEGIES`
-    eta : float, default 1.0
-        Hedge's learning rate.
-    feedback_flip : float, default 0.0
-        Probability in [0, 1/2) that the verifier reports the wrong label.
-    chunk : int, default 25
-        Sessions simulated at once (bounds memory at about ``chunk * T * K`` entries).
-    rng : numpy.random.Generator
-        Source of randomness (keyword-only).
-
-    Returns
-    -------
-    dict of str -> bool ndarray, shape (S, T)
-        Mistake indicators for each strategy.
-
-    Raises
-    ------
-    ValueError
-        On invalid sizes, an unknown strategy or ``feedback_flip`` outside [0, 1/2).
-    """
-    experts = as_array("experts", experts, ndim=2, min_size=1)
-    rounds = check_int("rounds", rounds, minimum=1)
-    sessions = check_int("sessions", sessions, minimum=1)
-    chunk = check_int("chunk", chunk, minimum=1)
-    feedback_flip = check_real("feedback_flip", feedback_flip, minimum=0.0, maximum=0.5, strict_max=True)
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise ValueError(f"strategies must be among {STRATEGIES}, got {s!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    K, d = experts.shape
-    out = {s: [] for s in strategies}
-    for start in range(0, sessions, chunk):
-        c = min(chunk, sessions - start)
-        tau = rng.integers(K, size=(c, 1, 1))
-        x = rng.standard_normal((c, rounds, d))
-        preds = (x @ experts.T > 0).astype(np.int8)  # (c, T, K)
-        labels = np.take_along_axis(preds, np.broadcast_to(tau, (c, rounds, 1)), axis=-1)[..., 0]
-        flips = (rng.random((c, rounds)) < feedback_flip).astype(np.int8)
-        feedback = labels ^ flips
-        for s in strategies:
-            out[s].append(online_mistakes(preds, labels, feedback, strategy=s, eta=eta, rng=rng))
-    return {s: np.concatenate(v, axis=0) for s, v in out.items()}
