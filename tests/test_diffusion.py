@@ -78,6 +78,14 @@ def test_score_mlp_and_loss():
         (lambda: df.probability_flow_ode(np.zeros(3), lambda z, t: z, t_start=1, t_end=0.1, steps=0), "steps"),
         (lambda: df.sample_noised(TWO, 0.1, -1, rng=np.random.default_rng(0)), "size"),
         (lambda: df.init_score_mlp(jax.random.key(0), dim=0), "dim"),
+        (lambda: df.probability_flow_ode(np.zeros(3), lambda z, t: z, t_start=1, t_end=0.1, steps=2,
+                                         return_path="yes"), "return_path"),
+        (lambda: df.score_mlp(df.init_score_mlp(jax.random.key(0), dim=2, width=4), np.zeros((3, 1)), 0.1), "x must"),
+        (lambda: df.score_mlp(df.init_score_mlp(jax.random.key(0), dim=1, width=4), np.zeros((3, 1)), 0.0), "t must"),
+        (lambda: df.dsm_loss(df.init_score_mlp(jax.random.key(0), dim=1, width=4), jax.random.key(1),
+                             TWO, lam=-1.0), "lam"),
+        (lambda: df.dsm_loss(df.init_score_mlp(jax.random.key(0), dim=1, width=4), jax.random.key(1),
+                             TWO, lam=0.0, t_min=0.5, t_max=0.1), "t_max"),
     ],
 )
 def test_bad_input_raises(call, match):

@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import norm
 
 from paperlib import diffusion as df
+from paperlib import min_curvature as mc
 from paperlib import score_smoothing as ss
 
 TWO = np.array([-1.0, 1.0])
@@ -82,17 +83,17 @@ def test_interpolating_mass_two_point_formula_and_monte_carlo():
 
 def test_score_loss_known_values():
     one = np.array([0.0])
-    assert ss.score_loss_1d(lambda u, t: np.zeros_like(u), 0.01, one) == pytest.approx(1.0, rel=1e-6)
+    assert mc.score_loss_1d(lambda u, t: np.zeros_like(u), 0.01, one) == pytest.approx(1.0, rel=1e-6)
     exact = lambda u, t: df.empirical_score(u[:, None], t, TWO[:, None])[:, 0]  # noqa: E731
-    assert ss.score_loss_1d(exact, 0.01, TWO) == pytest.approx(0.0, abs=1e-20)
+    assert mc.score_loss_1d(exact, 0.01, TWO) == pytest.approx(0.0, abs=1e-20)
 
 
 def test_total_curvature():
     x = np.linspace(-1, 1, 1001)
-    assert ss.total_curvature(np.abs(x - 0.1234), x) == pytest.approx(2.0)
+    assert mc.total_curvature(np.abs(x - 0.1234), x) == pytest.approx(2.0)
     t, delta = 1e-2, 0.3
     f = ss.smoothed_score_1d(np.linspace(-2, 2, 4001), t, TWO, delta=delta)
-    assert ss.total_curvature(f, np.linspace(-2, 2, 4001)) == pytest.approx(2 / ((1 - delta) * t))
+    assert mc.total_curvature(f, np.linspace(-2, 2, 4001)) == pytest.approx(2 / ((1 - delta) * t))
 
 
 def test_sample_metrics_on_constructed_points():
@@ -112,10 +113,96 @@ def test_sample_metrics_on_constructed_points():
         (lambda: ss.flow_map_spl([0.0], 0.1, TWO, kappa=1, s=0.2), "s must be <="),
         (lambda: ss.interpolating_mass(0.1, TWO, kappa=-1), "kappa"),
         (lambda: ss.interpolating_mass(0.1, TWO, kappa=1, margin=1.0), "margin"),
-        (lambda: ss.total_curvature([1.0, 2.0, 3.0], [0.0, 2.0, 1.0]), "increasing"),
+        (lambda: mc.total_curvature([1.0, 2.0, 3.0], [0.0, 2.0, 1.0]), "increasing"),
         (lambda: ss.sample_metrics(np.zeros((3, 1)), TWO), "d >= 2"),
     ],
 )
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_smoothing_delta_is_collapsing_zone_over_half_gap():
+    assert ss.smoothing_delta(0.01, FIVE, kappa=0.5) == pytest.approx(0.5 * 0.1 / 0.25)
+    assert ss.smoothing_delta(4.0, TWO, kappa=1.0) == 1.0
+
+
+def test_loss_limit_matches_direct_integral():
+    from scipy.integrate import quad
+    for kappa in (0.0, 0.5, 2.0):
+        direct = quad(lambda z: (kappa + z) ** 2 * norm.pdf(z), -np.inf, -kappa)[0]
+        assert mc.loss_limit(kappa) == pytest.approx(direct, rel=1e-8)
+
+
+def test_two_point_loss_matches_quadrature():
+    # independent: score_loss_1d integrates the exact ESF against the smoothed score numerically
+    for t in (1e-4, 1e-3):
+        for kw in ({"kappa": 0.5}, {"kappa": 2.0}, {"delta": 0.01}):
+            f = lambda u, tt, kw=kw: ss.smoothed_score_1d(u, tt, TWO, **kw)  # noqa: E731
+            assert mc.two_point_loss(t, **kw) == pytest.approx(mc.score_loss_1d(f, t, TWO), rel=1e-5)
+
+
+def test_noised_nodes_moments():
+    u, w = ss.noised_nodes(0.04, FIVE, num=401)
+    assert w.sum() == pytest.approx(1.0)
+    assert np.sum(w * u) == pytest.approx(FIVE.mean(), abs=1e-12)
+    assert np.sum(w * u**2) == pytest.approx(np.mean(FIVE**2) + 0.04, rel=1e-4)
+
+
+def test_fit_delta_recovers_smoothing_and_sees_the_esf_as_unsmoothed():
+    t = 0.004
+    u, w = ss.noised_nodes(t, FIVE)
+    for delta in (0.05, 0.4, 0.8):
+        assert ss.fit_delta(ss.smoothed_score_1d(u, t, FIVE, delta=delta), u, w, t, FIVE) == pytest.approx(delta, abs=1e-4)
+    esf = df.empirical_score(u[:, None], 1e-4, FIVE[:, None])[:, 0]
+    u2, w2 = ss.noised_nodes(1e-4, FIVE)
+    esf = df.empirical_score(u2[:, None], 1e-4, FIVE[:, None])[:, 0]
+    assert ss.fit_delta(esf, u2, w2, 1e-4, FIVE) > 0.95
+
+
+def test_polygon_metrics_chord_versus_arc():
+    n, th = 8, np.linspace(0.35, 0.45, 50) + 0.0  # inside the middle half of gap 0 (0 .. pi/4)
+    mid = np.pi / n
+    chord = np.stack([np.cos(mid) / np.cos(th - mid) * np.cos(th), np.cos(mid) / np.cos(th - mid) * np.sin(th)], 1)
+    arc = np.stack([np.cos(th), np.sin(th)], 1)
+    assert ss.polygon_metrics(chord, n)["chord_position"] == pytest.approx(0.0, abs=1e-9)
+    assert ss.polygon_metrics(arc, n)["chord_position"] == pytest.approx(1.0, abs=1e-9)
+    assert ss.polygon_metrics(arc, n)["interp"] == 1.0
+
+
+def test_smoothest_score_beats_every_ramp_and_matches_the_best_one():
+    """Brute force over odd two-kink ramps (outer slope alpha, kink at 1 - d): r* is at most their best R."""
+    from scipy.optimize import minimize
+    t, eps = 1e-3, 0.1
+    r = mc.smoothest_score(t, loss=eps)
+    assert r.loss == pytest.approx(eps, rel=1e-6)
+    s = np.sqrt(t)
+    z = np.linspace(-8, 8, 4001)
+    x = 1 + s * z
+    esf = df.empirical_score(x[:, None], t, TWO[:, None])[:, 0]
+
+    def ramp(p):  # odd: slope -alpha/t outside, linear through 0 inside (kink at 1 - d)
+        alpha, d = p
+        k = 1 - d
+        return np.where(x > k, -alpha * (x - 1) / t, alpha * d / (k * t) * x)
+
+    def loss(p):
+        return t * np.trapezoid((ramp(p) - esf) ** 2 * norm.pdf(z), z)
+
+    def curv(p):
+        alpha, d = p
+        return 2 * (alpha / t + alpha * d / ((1 - d) * t))
+
+    best = minimize(lambda p: curv(p) * t, [0.8, 2.5 * s], method="SLSQP", bounds=[(0.01, 1.0), (1e-3, 0.5)],
+                    constraints=[{"type": "ineq", "fun": lambda p: eps - loss(p)}])
+    assert best.success
+    assert r.curvature <= curv(best.x) * (1 + 1e-3)
+    assert r.curvature == pytest.approx(curv(best.x), rel=0.02)
+    assert r.delta == pytest.approx(best.x[1], rel=0.05)
+
+
+def test_smoothest_score_penalised_and_constrained_forms_agree():
+    a = mc.smoothest_score(4e-3, loss=0.05)
+    b = mc.smoothest_score(4e-3, penalty=a.penalty)
+    assert b.loss == pytest.approx(0.05, rel=1e-4) and b.delta == pytest.approx(a.delta, rel=1e-6)
+    assert np.isnan(mc.smoothest_score(1e-4, penalty=10.0).delta)  # huge penalty: a linear fit, no kink

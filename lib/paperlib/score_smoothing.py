@@ -4,15 +4,16 @@ Data ``y_1 < ... < y_n`` uniformly spaced on a line with spacing ``2a`` (midpoin
 As ``t -> 0`` the exact empirical score (ESF, :func:`paperlib.diffusion.empirical_score`) tends to the
 piecewise-linear ESF ``(y_nearest(x) - x) / t``, whose jumps at the midpoints send every trajectory of
 the probability-flow ODE to a training point (memorisation). The **smoothed** PL-ESF (S-PL-ESF)
-replaces each jump by a linear ramp of half-width ``a (1 - delta)``:
+replaces each jump by a linear ramp of half-width ``a (1 - delta)``, which spans almost the whole gap;
+what is left of the collapsing pull towards each training point is a zone of half-width ``a delta``:
 
 * ``s(x) = (y_k - x) / t``                       if ``|x - y_k| <= a delta``   (and beyond the end points),
 * ``s(x) = delta / (1 - delta) * (x - c_j) / t`` if ``|x - c_j| <  a (1 - delta)``,
 
 continuous at the ramp ends. With ``delta_t = kappa sqrt(t) / a`` (Proposition 1 of
-:cite:`chen2026scoresmoothing`; the paper's two-point case is ``a = 1``) the flow has a closed form
-(:func:`flow_map_spl`): ramps are stretched linearly onto the gaps, so a fraction ``~ Phi(-kappa)`` of
-the samples lands *between* training points.
+:cite:`chen2026scoresmoothing`; the paper's two-point case is ``a = 1``) the collapsing zone has
+half-width ``kappa sqrt(t)`` and the flow has a closed form (:func:`flow_map_spl`): ramps are stretched
+linearly onto the gaps, so a fraction ``~ Phi(-kappa)`` of the samples lands *between* training points.
 
 All functions are numpy float64. References: Z. Chen, *On the Interpolation Effect of Score Smoothing
 in Diffusion Models*, ICLR 2026, arXiv:2502.19499, Sections 3-5.
@@ -20,23 +21,22 @@ in Diffusion Models*, ICLR 2026, arXiv:2502.19499, Sections 3-5.
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
 from ._validation import as_array, check_int, check_real
-from .diffusion import empirical_score
 
 __all__ = [
-    "ramp_width",
+    "smoothing_delta",
     "smoothed_score_1d",
     "smoothed_score_line",
     "flow_map_spl",
     "interpolating_mass",
-    "score_loss_1d",
-    "total_curvature",
+    "noised_nodes",
+    "fit_delta",
     "sample_metrics",
+    "polygon_metrics",
 ]
 
 
@@ -48,8 +48,11 @@ def _check_grid(grid):
     return grid, 0.5 * float(gaps[0])
 
 
-def ramp_width(t, grid, *, kappa):
-    """Relative ramp parameter ``delta_t = min(kappa sqrt(t) / a, 1)`` (Proposition 1, rescaled).
+def smoothing_delta(t, grid, *, kappa):
+    """Smoothing parameter ``delta_t = min(kappa sqrt(t) / a, 1)`` (Proposition 1, rescaled by ``a``).
+
+    ``a delta_t = kappa sqrt(t)`` is the half-width of the **collapsing zone** around each training
+    point; the ramp across each gap has half-width ``a (1 - delta_t)``, almost the whole gap.
 
     Parameters
     ----------
@@ -65,15 +68,20 @@ def ramp_width(t, grid, *, kappa):
     ------
     ValueError
         If ``grid`` is not uniformly spaced and increasing, ``t <= 0`` or ``kappa < 0``.
+
+    Examples
+    --------
+    >>> round(smoothing_delta(0.04, [-1.0, 1.0], kappa=0.5), 6)  # 0.5 * 0.2 / 1
+    0.1
     """
     _, a = _check_grid(grid)
     t = check_real("t", t, minimum=0.0, strict_min=True)
     kappa = check_real("kappa", kappa, minimum=0.0)
-    return min(kappa * np.sqrt(t) / a, 1.0)
+    return float(min(kappa * np.sqrt(t) / a, 1.0))
 
 
 def _locate(u, grid, a):
-    """Index of the nearest midpoint ``c_j`` (clipped) and of the nearest training point."""
+    """Nearest midpoint ``c_j`` (clipped to the gaps) and nearest training point of each ``u``."""
     n = grid.size
     j = np.clip(np.floor((u - grid[0]) / (2 * a)), 0, n - 2).astype(int)
     k = np.clip(np.rint((u - grid[0]) / (2 * a)), 0, n - 1).astype(int)
@@ -94,7 +102,7 @@ def smoothed_score_1d(u, t, grid, *, kappa=None, delta=None):
     kappa : float, optional
         Proposition-1 scaling ``delta = min(kappa sqrt(t) / a, 1)``.
     delta : float in [0, 1], optional
-        A fixed ramp parameter instead (``delta = 1`` is the unsmoothed PL-ESF). Give exactly one.
+        A fixed smoothing parameter instead (``delta = 1``: the unsmoothed PL-ESF). Give exactly one.
 
     Returns
     -------
@@ -122,7 +130,7 @@ def smoothed_score_1d(u, t, grid, *, kappa=None, delta=None):
     if (kappa is None) == (delta is None):
         raise ValueError("give exactly one of kappa= (delta = kappa sqrt(t)/a) or delta= (fixed)")
     if kappa is not None:
-        delta = ramp_width(t, grid, kappa=kappa)
+        delta = smoothing_delta(t, grid, kappa=kappa)
     delta = check_real("delta", delta, minimum=0.0, maximum=1.0)
     c, y = _locate(u, grid, a)
     on_ramp = np.abs(u - c) < a * (1.0 - delta)
@@ -151,6 +159,11 @@ def smoothed_score_line(x, t, grid, *, kappa):
     ------
     ValueError
         As :func:`smoothed_score_1d`, or if ``x`` is not 2-D.
+
+    Examples
+    --------
+    >>> smoothed_score_line([[0.0, 0.1]], 0.01, [-1.0, 1.0], kappa=1.0).round(6).tolist()
+    [[0.0, -10.0]]
     """
     x = as_array("x", x, ndim=2)
     out = -x / check_real("t", t, minimum=0.0, strict_min=True)
@@ -182,13 +195,18 @@ def flow_map_spl(u, t, grid, *, kappa, s=0.0):
     ------
     ValueError
         Bad grid or ``u``, ``t <= 0``, ``s`` outside ``[0, t]`` or ``kappa < 0``.
+
+    Examples
+    --------
+    >>> flow_map_spl([0.4, 0.95], 0.04, [-1.0, 1.0], kappa=0.5).round(4).tolist()  # 0.4 / 0.9, snap
+    [0.4444, 1.0]
     """
     grid, a = _check_grid(grid)
     u = as_array("u", u, ndim=1)
     t = check_real("t", t, minimum=0.0, strict_min=True)
     s = check_real("s", s, minimum=0.0, maximum=t)
-    d_t = ramp_width(t, grid, kappa=kappa)
-    d_s = ramp_width(s, grid, kappa=kappa) if s > 0 else 0.0
+    d_t = smoothing_delta(t, grid, kappa=kappa)
+    d_s = smoothing_delta(s, grid, kappa=kappa) if s > 0 else 0.0
     c, y = _locate(u, grid, a)
     on_ramp = np.abs(u - c) < a * (1.0 - d_t)
     ramp = c + (u - c) * (1.0 - d_s) / max(1.0 - d_t, 1e-300)
@@ -217,77 +235,100 @@ def interpolating_mass(t0, grid, *, kappa, margin=0.0):
     ------
     ValueError
         Bad grid, ``t0 <= 0``, ``kappa < 0`` or ``margin`` outside ``[0, a)``.
+
+    Examples
+    --------
+    >>> round(interpolating_mass(0.01, [-1.0, 1.0], kappa=1.0), 4)  # Phi(-1)
+    0.1587
     """
     grid, a = _check_grid(grid)
     t0 = check_real("t0", t0, minimum=0.0, strict_min=True)
     margin = check_real("margin", margin, minimum=0.0, maximum=a, strict_max=True)
-    w = (a - margin) * (1.0 - ramp_width(t0, grid, kappa=kappa))
+    w = (a - margin) * (1.0 - smoothing_delta(t0, grid, kappa=kappa))
     c = grid[:-1] + a
     z = (c[None, :] - grid[:, None]) / np.sqrt(t0)  # (n, n-1)
     r = w / np.sqrt(t0)
     return float(np.mean(np.sum(norm.cdf(z + r) - norm.cdf(z - r), axis=1)))
 
 
-def score_loss_1d(score_fn: Callable, t, grid, *, num=40_001, zmax=12.0):
-    """``L_t[f] = t E_{x ~ p_t} (f(x) - grad log p_t(x))^2`` in 1-D by quadrature.
-
-    The expectation is split over the mixture components, ``x = y_k + sqrt(t) z``, and each
-    ``z``-integral is a trapezoid rule on ``[-zmax, zmax]`` with ``num`` nodes
-    (:cite:`chen2026scoresmoothing`, Section 2 and Proposition 1).
+def noised_nodes(t, grid, *, num=241, zmax=6.0):
+    """Quadrature nodes and weights of ``p_t = (1/n) sum_k N(y_k, t)`` on the line.
 
     Parameters
     ----------
-    score_fn : callable ``(u: (N,), t) -> (N,)``
     t : float, ``> 0``
-    grid : array_like, shape (n,), training points (any spacing)
-    num : int, ``>= 3``; zmax : float, ``> 0``
+    grid : array_like, shape (n,), training points
+    num : int, ``>= 3``, nodes per component; zmax : float, ``> 0``, half-width in units of ``sqrt t``
 
     Returns
     -------
-    float
+    u : ndarray, shape (n * num,)
+        Nodes ``y_k + sqrt(t) z``.
+    weights : ndarray, shape (n * num,)
+        Trapezoid weights times ``phi(z) / n``, summing to 1.
 
     Raises
     ------
     ValueError
-        If ``grid`` is not 1-D or finite, ``t <= 0``, ``num < 3`` or ``zmax <= 0``.
+        If ``grid`` is not 1-D and finite, ``t <= 0``, ``num < 3`` or ``zmax <= 0``.
+
+    Examples
+    --------
+    >>> u, w = noised_nodes(0.01, [-1.0, 1.0], num=5)
+    >>> u.round(2).tolist(), round(float(w.sum()), 6)
+    ([-1.6, -1.3, -1.0, -0.7, -0.4, 0.4, 0.7, 1.0, 1.3, 1.6], 1.0)
     """
     grid = as_array("grid", grid, ndim=1, min_size=1)
     t = check_real("t", t, minimum=0.0, strict_min=True)
     num = check_int("num", num, minimum=3)
     zmax = check_real("zmax", zmax, minimum=0.0, strict_min=True)
     z = np.linspace(-zmax, zmax, num)
-    u = (grid[:, None] + np.sqrt(t) * z[None, :]).ravel()
-    exact = empirical_score(u[:, None], t, grid[:, None])[:, 0]
-    err2 = ((np.asarray(score_fn(u, t)) - exact) ** 2).reshape(grid.size, num)
-    return float(t * np.mean(np.trapezoid(err2 * norm.pdf(z), z, axis=1)))
+    w = norm.pdf(z) * np.gradient(z)
+    w = np.tile(w / w.sum(), grid.size) / grid.size
+    return (grid[:, None] + np.sqrt(t) * z[None, :]).ravel(), w
 
 
-def total_curvature(f_values, x):
-    """Discrete ``R[f] = int |f''(x)| dx``: the total variation of the slope of a sampled function.
+def fit_delta(values, u, weights, t, grid):
+    """Least-squares smoothing parameter: ``argmin_delta t sum_i w_i (values_i - s_hat_{t,delta}(u_i))^2``.
 
-    For a 2-layer ReLU net this is the function-space cost of weight decay (Savarese et al., 2019),
-    the regulariser of Proposition 1 in :cite:`chen2026scoresmoothing`.
+    Measures how smooth a learned score is, in the units of the paper's S-PL family: ``delta = 1`` is
+    the unsmoothed PL-ESF, ``delta -> 0`` a flat score between the training points.
 
     Parameters
     ----------
-    f_values : array_like, shape (M,)
-    x : array_like, shape (M,), strictly increasing, M >= 3
+    values : array_like, shape (M,), score values at ``u``
+    u : array_like, shape (M,), nodes on the line (e.g. from :func:`noised_nodes`)
+    weights : array_like, shape (M,), non-negative, not all zero
+    t : float, ``> 0``
+    grid : array_like, shape (n,), uniformly spaced training points
 
     Returns
     -------
-    float
+    float in [0, 1]
 
     Raises
     ------
     ValueError
-        If ``x`` is not strictly increasing with at least 3 entries, or ``f_values`` has another length.
+        On shape mismatch, NaN/inf, negative or all-zero ``weights``, ``t <= 0`` or a bad ``grid``.
+
+    Examples
+    --------
+    >>> u, w = noised_nodes(0.01, [-1.0, 1.0])
+    >>> round(fit_delta(smoothed_score_1d(u, 0.01, [-1.0, 1.0], delta=0.3), u, w, 0.01, [-1.0, 1.0]), 4)
+    0.3
     """
-    x = as_array("x", x, ndim=1, min_size=3)
-    f = as_array("f_values", f_values, shape=(x.size,))
-    if np.any(np.diff(x) <= 0):
-        raise ValueError("x must be strictly increasing")
-    slope = np.diff(f) / np.diff(x)
-    return float(np.sum(np.abs(np.diff(slope))))
+    u = as_array("u", u, ndim=1)
+    values = as_array("values", values, shape=(u.size,))
+    weights = as_array("weights", weights, shape=(u.size,))
+    if np.any(weights < 0) or not np.any(weights > 0):
+        raise ValueError("weights must be non-negative and not all zero")
+    t = check_real("t", t, minimum=0.0, strict_min=True)
+    grid, _ = _check_grid(grid)
+
+    def err(delta):
+        return t * np.sum(weights * (values - smoothed_score_1d(u, t, grid, delta=delta)) ** 2)
+
+    return float(minimize_scalar(err, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-7}).x)
 
 
 def sample_metrics(samples, grid, *, near_tol=0.02, interp_tol=0.05):
@@ -312,12 +353,21 @@ def sample_metrics(samples, grid, *, near_tol=0.02, interp_tol=0.05):
     Raises
     ------
     ValueError
-        If ``samples`` is not ``(N, d)`` with ``d >= 2`` or has NaN/inf, or ``grid`` is not 1-D.
+        If ``samples`` is not ``(N, d)`` with ``d >= 2`` or has NaN/inf, ``grid`` is not 1-D, or a
+        tolerance is not positive.
+
+    Examples
+    --------
+    >>> m = sample_metrics([[-1.0, 0.0], [0.0, 0.0], [0.0, 0.5], [2.0, 0.0]], [-1.0, 1.0])
+    >>> m["near"], m["interp"]
+    (0.25, 0.25)
     """
     X = as_array("samples", samples, ndim=2)
     if X.shape[1] < 2:
         raise ValueError(f"samples must have shape (N, d) with d >= 2, got {X.shape}")
     grid = as_array("grid", grid, ndim=1, min_size=1)
+    near_tol = check_real("near_tol", near_tol, minimum=0.0, strict_min=True)
+    interp_tol = check_real("interp_tol", interp_tol, minimum=0.0, strict_min=True)
     par, perp = X[:, 0], np.linalg.norm(X[:, 1:], axis=1)
     off = np.min(np.abs(par[:, None] - grid[None, :]), axis=1)
     dist = np.hypot(off, perp)
@@ -328,4 +378,61 @@ def sample_metrics(samples, grid, *, near_tol=0.02, interp_tol=0.05):
         "interp": float(np.mean((dist > interp_tol) & (perp < interp_tol) & inside)),
         "q95_normal": float(np.quantile(perp, 0.95)),
         "aniso": float(np.sqrt(np.mean(off**2)) / rms_perp) if rms_perp > 1e-12 else float("nan"),
+    }
+
+
+def polygon_metrics(samples, n_points, *, near_tol=0.02, interp_tol=0.05):
+    """Chord-or-arc statistics of 2-D samples for training points evenly spaced on the unit circle.
+
+    Training points ``y_k = (cos 2 pi k/n, sin 2 pi k/n)``. At polar angle ``theta`` in gap ``k``, the
+    chord between its two training points has radius ``rho = cos(pi/n) / cos(theta - theta_mid)``.
+
+    Parameters
+    ----------
+    samples : array_like, shape (N, 2)
+    n_points : int, ``>= 3``
+    near_tol, interp_tol : float, ``> 0``
+
+    Returns
+    -------
+    dict with
+        ``near``: fraction within ``near_tol`` of a training point;
+        ``interp``: fraction farther than ``interp_tol`` from every training point and within
+        ``interp_tol`` of the chord polygon or of the circle;
+        ``chord_position``: median of ``(r - rho) / (1 - rho)`` over the ``interp`` samples in the middle
+        half of a gap (``0``: on the chord, the polygon; ``1``: on the arc); nan if there are none;
+        ``q95_off``: 95th percentile of the distance to the nearer of chord and arc over those samples.
+
+    Raises
+    ------
+    ValueError
+        If ``samples`` is not ``(N, 2)`` and finite, ``n_points < 3`` or a tolerance is not positive.
+
+    Examples
+    --------
+    >>> m = polygon_metrics([[1.0, 0.0], [0.5, 0.5], [0.0, 0.0]], 4)  # a point, a chord midpoint, the centre
+    >>> round(m["near"], 3), round(m["interp"], 3), round(m["chord_position"], 3)
+    (0.333, 0.333, 0.0)
+    """
+    X = as_array("samples", samples, shape=(None, 2))
+    n = check_int("n_points", n_points, minimum=3)
+    near_tol = check_real("near_tol", near_tol, minimum=0.0, strict_min=True)
+    interp_tol = check_real("interp_tol", interp_tol, minimum=0.0, strict_min=True)
+    ang = 2 * np.pi * np.arange(n) / n
+    Y = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    dist = np.min(np.linalg.norm(X[:, None, :] - Y[None], axis=2), axis=1)
+    r = np.linalg.norm(X, axis=1)
+    gap = 2 * np.pi / n
+    theta = np.mod(np.arctan2(X[:, 1], X[:, 0]), 2 * np.pi)
+    off_mid = theta - (np.floor(theta / gap) + 0.5) * gap
+    rho = np.cos(np.pi / n) / np.cos(off_mid)
+    off = np.minimum(np.abs(r - rho), np.abs(r - 1.0))
+    interp = (dist > interp_tol) & (off < interp_tol)
+    mid = interp & (np.abs(off_mid) < gap / 4)  # there 1 - rho >= 1 - cos(pi/n) / cos(pi/(4n)) > 0
+    pos = (r[mid] - rho[mid]) / (1.0 - rho[mid])
+    return {
+        "near": float(np.mean(dist < near_tol)),
+        "interp": float(np.mean(interp)),
+        "chord_position": float(np.median(pos)) if mid.any() else float("nan"),
+        "q95_off": float(np.quantile(off[mid], 0.95)) if mid.any() else float("nan"),
     }
