@@ -8,7 +8,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 READER_VENV ?= .venv-reader
 RBIN   := $(READER_VENV)/bin
-PYTEST_NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300
+PYTEST_NBVAL := --nbval --colab-kernel --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300
 # never locked: the package itself, the installer, and the data carriers (requirements-data.txt)
 NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
 LAUNCH := $(patsubst book/chapters/%.ipynb,_build/launch/book/chapters/%.ipynb,$(wildcard book/chapters/*.ipynb))
@@ -46,11 +46,9 @@ reader-venv: $(RBIN)/jupyter-lab  ## create .venv-reader with the reader lock on
 book: venv  ## build the HTML book into _build/html (strict) with the launch notebooks in _build/html/_launch
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-# NBVAL=0 skips the separate strict-nbval execution of the chapters: the Colab simulation already executes
-# every chapter (in the same package versions) and compares its outputs with the committed ones under
-# nbval's rules, so CI need not run the book twice (see tests/test_colab_simulation.py).
-NBVAL ?= 1
-test: venv  ## unit tests, the notebook gate, the Colab simulation and strict nbval of every chapter [NBVAL=0]
+# Strict nbval executes every chapter once, each in a fresh simulated-Colab environment
+# (--colab-kernel, tools/colab_env.py) whose setup cell must install paperlib itself. NBVAL=0 skips it.
+test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0]
 	$(BIN)/python -m pytest -p no:cacheprovider tests $(if $(filter 1,$(NBVAL)),book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
