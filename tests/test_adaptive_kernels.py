@@ -1,10 +1,10 @@
 """Adaptive kernels: closed forms, the mean-field recursion and the trainers against independent computations."""
 
-import jax
 import numpy as np
 import pytest
 
 from paperlib import adaptive_kernels as ak
+from paperlib import mean_field_networks as mf
 from paperlib import random_features as rf
 
 
@@ -148,60 +148,10 @@ def test_recursion_is_the_infinite_width_limit_of_the_network():
     A, b = X.T @ X / P, X.T @ (X @ _unit(D, 1, None)) / P
     C, betas = ak.mean_field_linear_gd(A, b, g, lr=lr, steps=steps)
     V0, z0 = rf.random_feature_weights(N, D, rng=rng), rng.standard_normal(N)
-    V, z, beta = ak.train_linear_network(V0, z0, A, b, g, lr=lr, steps=steps)
+    V, z, beta = mf.train_linear_network(V0, z0, A, b, g, lr=lr, steps=steps)
     np.testing.assert_allclose(beta, betas[-1], atol=0.03)
     S = D * V.T @ V / N
     assert np.abs(S - C[:D, :D]).max() < 6 * np.sqrt(2 / N) * (1 + np.abs(C[:D, :D]).max())
-
-
-# ---------------------------------------------------------------- trainers
-
-
-def test_train_linear_network_is_plain_gd_with_the_mean_field_scaling():
-    rng = np.random.default_rng(6)
-    N, D, g, lr, lam, steps = 7, 3, 1.5, 0.03, 0.1, 5
-    V0, z0 = rng.standard_normal((N, D)) / np.sqrt(D), rng.standard_normal(N)
-    A = np.eye(D) + 0.1
-    b = rng.standard_normal(D)
-    W, z = np.sqrt(D) * V0, z0.copy()
-    beta0 = W.T @ z / (g * N)
-    for _ in range(steps):                                     # explicit gradients, numpy
-        r = b - A @ (W.T @ z / (g * N) - beta0)
-        W, z = W + lr * (g * np.outer(z, r) - lam * W), z + lr * (g * W @ r - lam * z)
-    with jax.enable_x64(True):
-        V, zz, beta = ak.train_linear_network(V0, z0, A, b, g, lr=lr, steps=steps, weight_decay=lam)
-    np.testing.assert_allclose(np.sqrt(D) * V, W, atol=1e-10)
-    np.testing.assert_allclose(zz, z, atol=1e-10)
-    np.testing.assert_allclose(beta, W.T @ z / (g * N) - beta0, atol=1e-10)
-
-
-def test_train_network_linear_activation_equals_the_moment_form():
-    rng = np.random.default_rng(7)
-    N, D, P, g = 50, 4, 9, 1.2
-    X, y = rng.standard_normal((P, D)), rng.standard_normal(P)
-    V0, z0 = rng.standard_normal((N, D)) / np.sqrt(D), rng.standard_normal(N)
-    with jax.enable_x64(True):
-        V1, z1, losses = ak.train_network(X, y, V0, z0, g, lr=0.05, steps=30, activation="linear")
-        V2, z2, _ = ak.train_linear_network(V0, z0, X.T @ X / P, X.T @ y / P, g, lr=0.05, steps=30)
-    np.testing.assert_allclose(V1, V2, atol=1e-10)
-    np.testing.assert_allclose(z1, z2, atol=1e-10)
-    np.testing.assert_allclose(losses[0], 0.5 * np.mean(y**2), rtol=1e-10)   # f = 0 at the start
-
-
-def test_train_network_relu_one_step_matches_explicit_gradients():
-    rng = np.random.default_rng(8)
-    N, D, P, g, lr = 6, 3, 5, 0.7, 0.1
-    X, y = rng.standard_normal((P, D)), rng.standard_normal(P)
-    V0, z0 = rng.standard_normal((N, D)) / np.sqrt(D), rng.standard_normal(N)
-    W = np.sqrt(D) * V0
-    H = X @ W.T / np.sqrt(D)
-    delta = y - 0.0                                            # f − f₀ = 0 at the start
-    gW = -(g * np.sqrt(D) / P) * ((delta[:, None] * (H > 0) * z0).T @ X) / np.sqrt(D)
-    gz = -(g * np.sqrt(D) / P) * np.maximum(H, 0).T @ delta
-    with jax.enable_x64(True):
-        V, z, _ = ak.train_network(X, y, V0, z0, g, lr=lr, steps=1)
-    np.testing.assert_allclose(np.sqrt(D) * V, W - lr * gW, atol=1e-10)
-    np.testing.assert_allclose(z, z0 - lr * gz, atol=1e-10)
 
 
 # ---------------------------------------------------------------- bad input
@@ -229,10 +179,5 @@ def test_bad_input_names_the_argument():
         ak.mean_field_linear_gd(np.eye(D), np.ones(D), 1.0, lr=0.1, steps=2, C0=np.eye(D))
     with pytest.raises(ValueError, match="weight_decay"):
         ak.weight_decay_fixed_point(np.eye(D), np.ones(D), 1.0, 0.0)
-    with pytest.raises(ValueError, match="z0"):
-        ak.train_linear_network(np.ones((4, D)), np.ones(5), np.eye(D), np.ones(D), 1.0, lr=0.1, steps=2)
-    with pytest.raises(ValueError, match="activation"):
-        ak.train_network(np.ones((2, D)), np.ones(2), np.ones((4, D)), np.ones(4), 1.0, lr=0.1, steps=2,
-                         activation="gelu")
     with pytest.raises(ValueError, match="X2"):
         ak.readout_risk(np.eye(D), np.ones(D), np.ones((2, 3, D + 1)))
