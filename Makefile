@@ -49,7 +49,7 @@ book: venv  ## build the HTML book into _build/html (strict) with the launch not
 # Strict nbval executes every chapter once, each in a fresh simulated-Colab environment
 # (--colab-kernel, tools/colab_env.py) whose setup cell must install paperlib itself. NBVAL=0 skips it.
 test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0]
-	$(BIN)/python -m pytest -p no:cacheprovider tests $(if $(filter 1,$(NBVAL)),book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
+	$(BIN)/python -m pytest -p no:cacheprovider tests $(if $(filter 0,$(NBVAL)),,book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py

@@ -9,7 +9,7 @@ import pytest
 from paperlib import diagonal_networks as dn
 from paperlib import graphs
 
-jax.config.update("jax_enable_x64", True)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 references; the flag must not leak to other modules
 STEPS = 3000
 
 

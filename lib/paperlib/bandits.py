@@ -351,7 +351,7 @@ def _exp3p_scan(gains, fb_index, fb_graphs, uniforms, eta, gamma, beta):
         graph = fb_graphs[j_t]
         q = observation_probabilities(p, graph)
         est = exp3p_gain_estimates(g_t, p, graph[arm], q, beta=beta)
-        cum = cum + est
+        cum = (cum + est).astype(cum.dtype)  # float32 carry whatever jax_enable_x64 says
         return cum - cum.max(), (arm, p)     # softmax is shift-invariant: keep values bounded
 
     _, (arms, probs) = jax.lax.scan(step, jnp.zeros(k, gains.dtype), (gains, fb_index, uniforms))
