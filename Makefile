@@ -8,6 +8,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 READER_VENV ?= .venv-reader
 RBIN   := $(READER_VENV)/bin
+# pytest-xdist workers for `make test` (CI has 2 cores; each notebook stays on one worker). JOBS=0: no xdist.
+JOBS ?= 2
 PYTEST_NBVAL := --nbval --colab-kernel --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300
 # never locked: the package itself, the installer, and the data carriers (requirements-data.txt)
 NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
@@ -48,8 +50,8 @@ book: venv  ## build the HTML book into _build/html (strict) with the launch not
 
 # Strict nbval executes every chapter once, each in a fresh simulated-Colab environment
 # (--colab-kernel, tools/colab_env.py) whose setup cell must install paperlib itself. NBVAL=0 skips it.
-test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0]
-	$(BIN)/python -m pytest -p no:cacheprovider tests $(if $(filter 0,$(NBVAL)),,book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
+test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0] [JOBS=2]
+	$(BIN)/python -m pytest -p no:cacheprovider $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile) tests $(if $(filter 0,$(NBVAL)),,book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py
