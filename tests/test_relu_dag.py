@@ -1,4 +1,4 @@
-"""Unit tests of paperlib.relu_dag and paperlib.invariant_sets against independent computations."""
+"""Unit tests of paperlib.relu_dag, paperlib.conservation_laws and paperlib.invariant_sets against independent computations."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from paperlib import invariant_sets as inv
 from paperlib import mlp
 from paperlib import relu_dag as rd
+from paperlib import conservation_laws as cl
 
 
 def bottleneck_graph(skip=False):
@@ -76,7 +77,7 @@ def test_conservation_identity_holds_for_homogeneous_activations_only(seed):
     net, rng = small_random(seed)
     theta = rng.standard_normal(net.n_edges)
     X, Y = rng.standard_normal((30, net.n_in)), rng.standard_normal((30, net.n_out))
-    B = rd.incidence_hidden(net)
+    B = cl.incidence_hidden(net)
     for act in ("relu", "leaky_relu"):
         g = rd.loss_gradient(net, theta, X, Y, activation=act)[1]
         assert np.abs(B @ (theta * g)).max() <= 1e-12 * (1 + np.abs(theta * g).sum())
@@ -90,11 +91,11 @@ def test_one_gd_step_moves_balances_by_lr_squared_times_grad_squared():
     theta = rng.standard_normal(net.n_edges)
     X, Y = rng.standard_normal((25, net.n_in)), rng.standard_normal((25, net.n_out))
     lr = 0.3
-    thetas, _ = rd.train_discrete(net, theta, X, Y, lr=lr, steps=1)
+    thetas, _ = cl.train_discrete(net, theta, X, Y, lr=lr, steps=1)
     g = rd.loss_gradient(net, theta, X, Y)[1]
-    drift = rd.balances(net, thetas[1]) - rd.balances(net, theta)
-    np.testing.assert_allclose(drift, lr ** 2 * rd.incidence_hidden(net) @ g ** 2, atol=1e-12)
-    assert np.all(np.abs(drift) <= rd.discrete_budget(net, thetas)[1] + 1e-12)
+    drift = cl.balances(net, thetas[1]) - cl.balances(net, theta)
+    np.testing.assert_allclose(drift, lr ** 2 * cl.incidence_hidden(net) @ g ** 2, atol=1e-12)
+    assert np.all(np.abs(drift) <= cl.discrete_budget(net, thetas)[1] + 1e-12)
 
 
 def test_gradient_flow_keeps_balances_within_the_budget_and_weight_decay_law():
@@ -103,22 +104,22 @@ def test_gradient_flow_keeps_balances_within_the_budget_and_weight_decay_law():
     theta = rng.standard_normal(net.n_edges)
     X = rng.standard_normal((40, 2))
     Y = -np.maximum(X[:, :1], 0)
-    res = rd.gradient_flow(net, theta, X, Y, t_max=1.0, rtol=1e-7, atol=1e-9)
-    drift = np.abs(rd.balances(net, res.theta) - rd.balances(net, theta))
+    res = cl.gradient_flow(net, theta, X, Y, t_max=1.0, rtol=1e-7, atol=1e-9)
+    drift = np.abs(cl.balances(net, res.theta) - cl.balances(net, theta))
     assert np.all(drift <= res.budget + 1e-15) and np.all(np.diff(res.budget, axis=0) >= 0)
     assert res.loss[-1] < res.loss[0]
     lam = 0.3
-    wd = rd.gradient_flow(net, theta, X, Y, t_max=1.0, weight_decay=lam, rtol=1e-8, atol=1e-10)
-    pred = rd.balances(net, theta) * np.exp(-2 * lam * wd.t)[:, None]
-    assert np.abs(rd.balances(net, wd.theta) - pred).max() <= wd.budget[-1].max()
-    tanh = rd.gradient_flow(net, theta, X, Y, t_max=1.0, activation="tanh", rtol=1e-8, atol=1e-10)
-    assert np.abs(rd.balances(net, tanh.theta) - rd.balances(net, theta)).max() > 100 * tanh.budget[-1].max()
+    wd = cl.gradient_flow(net, theta, X, Y, t_max=1.0, weight_decay=lam, rtol=1e-8, atol=1e-10)
+    pred = cl.balances(net, theta) * np.exp(-2 * lam * wd.t)[:, None]
+    assert np.abs(cl.balances(net, wd.theta) - pred).max() <= wd.budget[-1].max()
+    tanh = cl.gradient_flow(net, theta, X, Y, t_max=1.0, activation="tanh", rtol=1e-8, atol=1e-10)
+    assert np.abs(cl.balances(net, tanh.theta) - cl.balances(net, theta)).max() > 100 * tanh.budget[-1].max()
 
 
 def test_gradient_flow_evaluation_cap_is_loud():
     net = rd.dag_network(bottleneck_graph())
     with pytest.raises(ValueError, match="max_nfev"):
-        rd.gradient_flow(net, np.ones(net.n_edges), np.ones((3, 2)), np.zeros((3, 1)), t_max=5.0, max_nfev=10)
+        cl.gradient_flow(net, np.ones(net.n_edges), np.ones((3, 2)), np.zeros((3, 1)), t_max=5.0, max_nfev=10)
 
 
 def test_l1_prox_makes_exact_zeros_and_adam_runs_batched():
@@ -127,10 +128,10 @@ def test_l1_prox_makes_exact_zeros_and_adam_runs_batched():
     X = rng.standard_normal((50, 2))
     Y = np.maximum(X[:, :1], 0)
     th0 = rng.standard_normal((3, net.n_edges))
-    thetas, losses = rd.train_discrete(net, th0, X, Y, lr=0.05, steps=400, l1=0.05, every=100)
+    thetas, losses = cl.train_discrete(net, th0, X, Y, lr=0.05, steps=400, l1=0.05, every=100)
     assert thetas.shape == (3, 5, net.n_edges) and losses.shape == (3, 400)
     assert np.any(thetas[:, -1] == 0.0)
-    thetas, _ = rd.train_discrete(net, th0[0], X, Y, lr=0.01, steps=10, optimizer="adam")
+    thetas, _ = cl.train_discrete(net, th0[0], X, Y, lr=0.01, steps=10, optimizer="adam")
     assert thetas.shape == (11, net.n_edges)
 
 
@@ -199,7 +200,7 @@ def test_rescaling_keeps_the_function_and_reaches_any_balance():
     theta = rng.standard_normal(net.n_edges)
     c = 3 * rng.standard_normal(net.n_hidden)
     new = inv.rescale_to_balance(net, theta, c)
-    np.testing.assert_allclose(rd.balances(net, new), c, atol=1e-8)
+    np.testing.assert_allclose(cl.balances(net, new), c, atol=1e-8)
     X = rng.standard_normal((15, net.n_in))
     np.testing.assert_allclose(rd.forward(net, new, X), rd.forward(net, theta, X), atol=1e-10)
     with pytest.raises(ValueError, match="zero"):
@@ -221,7 +222,7 @@ def test_isolated_set_of_two_neurons_and_its_zero_balance():
     theta[net.edge_index("a", "b")] = 1.3
     theta[net.edge_index("x", "y")] = 1.0
     assert inv.isolated_sets(net, theta) == 1 and inv.jacobian_rank(net, theta) == 1
-    assert rd.balances(net, theta).sum() == 0.0          # a set cut off has total balance 0
+    assert cl.balances(net, theta).sum() == 0.0          # a set cut off has total balance 0
 
 
 def test_prune_keeps_the_outputs():
@@ -253,8 +254,8 @@ def test_bad_inputs_are_loud():
     with pytest.raises(ValueError, match="c"):
         inv.sign_barrier(net, [1.0, np.nan, 0.0, 0.0])
     with pytest.raises(ValueError, match="steps"):
-        rd.train_discrete(net, np.ones(net.n_edges), np.ones((2, 2)), np.ones((2, 1)), lr=0.1, steps=10, every=3)
+        cl.train_discrete(net, np.ones(net.n_edges), np.ones((2, 2)), np.ones((2, 1)), lr=0.1, steps=10, every=3)
     with pytest.raises(ValueError, match="rng"):
         rd.random_dag(1, 1, 1, 0.5, rng=0)
     with pytest.raises(ValueError, match="net"):
-        rd.balances("net", np.ones(3))
+        cl.balances("net", np.ones(3))

@@ -1,6 +1,6 @@
 """The invariant sets of DAG ReLU networks: bottlenecks, frozen signs, singular points, pruning.
 
-Gradient flow keeps the balances ``c = B theta**2`` of :mod:`paperlib.relu_dag`, so training stays
+Gradient flow keeps the balances ``c = B theta**2`` of :mod:`paperlib.conservation_laws`, so training stays
 on the invariant set ``H(c) = {theta : B theta**2 = c}``. Since ``H(c)`` depends on ``theta`` only
 through ``q = theta**2``, its shape is read off the polytope ``P(c) = {q >= 0 : B q = c}``.
 
@@ -29,7 +29,8 @@ import networkx as nx
 import numpy as np
 from scipy.optimize import linprog, minimize
 
-from .relu_dag import _check_balance, _check_net, _check_theta, balances, dag_network, incidence_hidden
+from .conservation_laws import balances, incidence_hidden
+from .relu_dag import _check_balance, _check_net, _check_theta, dag_network
 
 __all__ = [
     "bottlenecks",
@@ -237,7 +238,13 @@ def rescale_to_balance(net, theta, c) -> np.ndarray:
 
     res = minimize(objective, np.zeros(net.n_hidden), jac=True, hess=hessian, method="trust-exact",
                    options={"gtol": 1e-12})
-    out = theta * np.exp(B.T @ res.x)
+    s = res.x
+    for _ in range(20):      # Newton polish: trust-exact can stop early on round-off near the optimum
+        grad = objective(s)[1]
+        if np.abs(grad).max() <= 1e-12 * (1.0 + np.abs(c).max()):
+            break
+        s = s - np.linalg.solve(hessian(s), grad)
+    out = theta * np.exp(B.T @ s)
     if not np.allclose(balances(net, out), c, rtol=1e-8, atol=1e-8):
         raise ValueError(f"could not reach the balances c: {res.message}")
     return out
