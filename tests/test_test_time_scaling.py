@@ -107,3 +107,54 @@ def test_errors_name_the_argument():
         tts.sc_sample_complexity_normal(np.array([0.1, 1.2]), 0.1)
     with pytest.raises(ValueError, match="p_star"):
         tts.bon_sample_complexity(0.0, 0.1)
+
+
+# ---- exact SC on any finite distribution (sc_success_exact, distribution_with_gap) ----
+
+def _sc_brute(n, p):
+    """Enumerate every count vector of the multinomial; ties split uniformly."""
+    import itertools
+    from math import factorial
+    total = 0.0
+    for c in itertools.product(range(n + 1), repeat=len(p)):
+        if sum(c) != n:
+            continue
+        prob = factorial(n) * np.prod([pi ** ci / factorial(ci) for pi, ci in zip(p, c)])
+        if c[0] == max(c):
+            total += prob / sum(ci == max(c) for ci in c)
+    return total
+
+
+@pytest.mark.parametrize("p", [[0.4, 0.3, 0.3], [0.5, 0.3, 0.2], [0.35, 0.25, 0.2, 0.2], [0.3, 0.3, 0.2, 0.1, 0.1]])
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 9])
+def test_sc_exact_matches_brute_force(n, p):
+    assert tts.sc_success_exact(n, p) == pytest.approx(_sc_brute(n, p), abs=1e-12)
+
+
+@pytest.mark.parametrize("gap", [0.05, 0.2])
+@pytest.mark.parametrize("n", [1, 100, 657, 1500])
+def test_sc_exact_two_answers_is_binomial_formula(n, gap):
+    p = tts.distribution_with_gap(gap, [1.0])
+    assert tts.sc_success_exact(n, p) == pytest.approx(float(tts.sc_success_two_answer(n, gap)), abs=1e-12)
+
+
+def test_distribution_with_gap_has_the_gap_and_sums_to_one():
+    rng = np.random.default_rng(3)
+    for m in range(2, 9):
+        p = tts.distribution_with_gap(0.07, rng.dirichlet(np.ones(m - 1)))
+        assert p.sum() == pytest.approx(1.0)
+        assert p[0] - p[1:].max() == pytest.approx(0.07)
+    np.testing.assert_allclose(tts.distribution_with_gap(0.1, [2.0, 2.0]), [0.4, 0.3, 0.3])
+
+
+def test_sc_exact_and_gap_reject_bad_input():
+    with pytest.raises(ValueError, match="probs"):
+        tts.sc_success_exact(5, [0.5, 0.4])
+    with pytest.raises(ValueError, match="probs"):
+        tts.sc_success_exact(5, [1.0])
+    with pytest.raises(ValueError, match="n"):
+        tts.sc_success_exact(0, [0.6, 0.4])
+    with pytest.raises(ValueError, match="competitor_weights"):
+        tts.distribution_with_gap(0.1, [1.0, 0.0])
+    with pytest.raises(ValueError, match="gap"):
+        tts.distribution_with_gap(1.0, [1.0])

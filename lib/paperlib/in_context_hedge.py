@@ -57,6 +57,7 @@ __all__ = [
     "self_correction_prompt",
     "hedge_transformer_forward",
     "hedge_transformer_session",
+    "hedge_transformer_loop",
 ]
 
 _MARGIN = 50.0  # beta - eta * (largest possible loss): leakage below N * exp(-50)
@@ -387,3 +388,68 @@ def hedge_transformer_session(expert_preds, feedback, *, eta, show_verdicts=True
         answers, votes = _sessions(jnp.asarray(preds, jnp.float64), jnp.asarray(fb, jnp.float64),
                                    jnp.float64(eta), jnp.float64(show_verdicts))
         return np.asarray(answers).astype(np.int8), np.asarray(votes)
+
+
+def hedge_transformer_loop(expert_preds, feedback, *, eta, attempts=None):
+    r"""One self-correction session run with the full network and its real weights, attempt by attempt.
+
+    Algorithm: build the weights with :func:`hedge_transformer_weights` for :math:`(K, T, \eta)`; at
+    attempt :math:`t` write the prompt of :func:`self_correction_prompt` (records of attempts
+    :math:`1..t-1`, the experts' current answers), run :func:`hedge_transformer_forward` on the whole
+    prompt, read the vote at the answer slot, answer :math:`\mathbb 1[\text{vote} \ge 1/2]` and write the
+    verifier's verdict on that answer (right when it equals ``feedback[t]``) into record slot :math:`t`.
+    Unlike :func:`hedge_transformer_session`, which computes only the rows that are read, every token
+    goes through every weight matrix, so this is the slow reference (:math:`O(N^2 d + N d^2)` per
+    attempt, with :math:`N = T + K + 1`, :math:`d = 4K + 7`).
+
+    Parameters
+    ----------
+    expert_preds : {0,1} int array, shape (T, K)
+        The experts' answers in one session (``T`` is the horizon the weights are built for).
+    feedback : {0,1} int array, shape (T,)
+        The label each verdict is judged against.
+    eta : float
+        Hedge's learning rate :math:`\eta > 0`.
+    attempts : int, optional
+        Run only the first ``attempts`` attempts (``1 <= attempts <= T``; default all ``T``).
+
+    Returns
+    -------
+    answers : int8 ndarray, shape (attempts,)
+    votes : ndarray, shape (attempts,)
+
+    Raises
+    ------
+    ValueError
+        On entries other than 0/1, shape mismatches, a non-positive ``eta`` or ``attempts`` outside
+        ``[1, T]``.
+
+    Examples
+    --------
+    >>> preds = np.array([[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 0]])   # 3 attempts, K = 4
+    >>> answers, votes = hedge_transformer_loop(preds, preds[:, 3], eta=1.0)
+    >>> answers.tolist(), np.round(votes, 4).tolist()
+    ([1, 1, 0], [0.5, 0.5, 0.2689])
+    """
+    preds = _binary("expert_preds", expert_preds, ndim=2)
+    t_max, k = preds.shape
+    fb = _binary("feedback", feedback, shape=(t_max,))
+    eta = check_real("eta", eta, minimum=0.0, strict_min=True)
+    attempts = t_max if attempts is None else check_int("attempts", attempts, minimum=1, maximum=t_max)
+    weights = hedge_transformer_weights(k, t_max, eta=eta)
+    tokens = self_correction_prompt(np.zeros((0, k), int), np.zeros(0, int), np.zeros(0, int), preds[0],
+                                    horizon=t_max)
+    sl = _slots(k)
+    experts = slice(t_max, t_max + k)
+    answers, votes = np.zeros(attempts, np.int8), np.zeros(attempts)
+    with jax.enable_x64(True):   # the same computation as hedge_transformer_forward, weights cast once
+        w = TransformerWeights(*(jnp.asarray(a, jnp.float64) for a in weights))
+        for t in range(attempts):
+            tokens[experts, sl["expert_says"]] = preds[t][:, None]
+            votes[t] = float(_forward(w, jnp.asarray(tokens, jnp.float64))[-1, sl["vote"].start])
+            answers[t] = votes[t] >= 0.5 - TIE_TOLERANCE
+            tokens[t, sl["is_record"]] = 1.0
+            tokens[t, sl["record_preds"]] = preds[t]
+            tokens[t, sl["record_answer"]] = answers[t]
+            tokens[t, sl["record_verdict"]] = float(answers[t] == fb[t])
+    return answers, votes
