@@ -189,7 +189,9 @@ def fourier_coefficients(truth_table) -> np.ndarray:
     >>> fourier_coefficients([1.0, 1.0, 1.0, -1.0]).tolist()  # AND-like: 1/2 + x0/2 + x1/2 - x0 x1/2
     [0.5, 0.5, 0.5, -0.5]
     """
-    a = walsh_hadamard(truth_table)
+    table = as_array("truth_table", truth_table, ndim=(1, 2), dtype=np.float64, min_size=1)
+    _num_vars_of_table("truth_table", table.shape[-1])
+    a = walsh_hadamard(table)
     return a / a.shape[-1]
 
 

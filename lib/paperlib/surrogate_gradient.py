@@ -29,6 +29,9 @@ from .training import train
 
 __all__ = ["binarised_digits", "surrogate_sign", "lif_spike_count", "train_lif_classifiers"]
 
+#: ``surrogate_sign`` acts elementwise, so every rank of ``v`` is valid (the bad-input probe's rank test).
+_PROBE_EXEMPTIONS = {"surrogate_sign": {"v": {"array_rank": "elementwise: any shape of v is valid"}}}
+
 
 def binarised_digits(*, threshold: float = 7.0):
     """scikit-learn's bundled 8x8 digits as bits, with the binary label "digit >= 5".
@@ -83,7 +86,7 @@ def surrogate_sign(v, *, slope: float = 5.0):
     Parameters
     ----------
     v : array_like
-        Membrane potential minus threshold, any shape.
+        Membrane potential minus threshold, any shape, not empty.
     slope : float, default 5.0
         Steepness ``> 0`` of the surrogate (SuperSpike's ``beta``); the surrogate derivative at 0.
 
@@ -103,7 +106,7 @@ def surrogate_sign(v, *, slope: float = 5.0):
     ([-1.0, 1.0], 1.25)
     """
     if not is_traced(v):
-        v = as_array("v", v, dtype=np.float32, min_size=0)
+        v = as_array("v", v, dtype=np.float32)
     if not is_traced(slope):
         slope = check_real("slope", slope, minimum=0.0, strict_min=True)
     v = jnp.asarray(v, dtype=jnp.float32)
