@@ -6,6 +6,7 @@ from scipy import stats
 
 from paperlib import boolean_fourier as bf
 from paperlib import spiking as sp
+from paperlib import spiking_exact as sx
 
 
 def _scalar_neuron(c_seq, beta, theta):
@@ -40,23 +41,23 @@ def test_first_step_flip_probability_matches_bivariate_normal_cdf():
             phi2 = stats.multivariate_normal([0, 0], [[1, rho], [rho, 1]]).cdf([-theta, -theta])
             p = 2 * (stats.norm.sf(theta) - phi2)
         total += stats.binom.pmf(h, n, delta) * p
-    assert sp.first_step_flip_probability(n, delta, theta) == pytest.approx(total, abs=1e-6)
+    assert sx.first_step_flip_probability(n, delta, theta) == pytest.approx(total, abs=1e-6)
     # theta = 0: Sheppard's formula arccos(rho) / pi
     h = np.arange(n + 1)
     sheppard = np.sum(stats.binom.pmf(h, n, delta) * np.arccos(1 - 2 * h / n) / np.pi)
-    assert sp.first_step_flip_probability(n, delta, 0.0) == pytest.approx(sheppard, abs=1e-12)
+    assert sx.first_step_flip_probability(n, delta, 0.0) == pytest.approx(sheppard, abs=1e-12)
 
 
 def test_first_step_flip_probability_monte_carlo():
     rng = np.random.default_rng(1)
     r = sp.expected_noise_sensitivity(64, 0.125, num_steps=1, num_nets=200, num_inputs=200, rng=rng)
     p, se = r["per_step"][:, 0].mean(), r["per_step"][:, 0].std() / np.sqrt(200)
-    assert abs(p - sp.first_step_flip_probability(64, 0.125, 0.5)) < 4 * se
+    assert abs(p - sx.first_step_flip_probability(64, 0.125, 0.5)) < 4 * se
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.6])
 def test_single_neuron_readout_is_a_threshold_function(beta):
-    theta_eff = sp.readout_threshold(num_steps=9, beta=beta, theta=0.5)
+    theta_eff = sx.readout_threshold(num_steps=9, beta=beta, theta=0.5)
     c = np.linspace(-2, 3, 2001)
     counts = [sum(_scalar_neuron([ci] * 9, beta, 0.5)) for ci in c]
     assert np.all(np.diff(counts) >= 0)  # spike count is non-decreasing in the drive
@@ -90,24 +91,25 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="beta"):
         sp.lif_spikes(x, ws, num_steps=3, beta=1.5)
     with pytest.raises(ValueError, match="x"):
-        sp.lif_spikes(np.zeros((2, 4)), ws, num_steps=3)
+        sp.lif_spikes(np.full((2, 4), 0.5), ws, num_steps=3)
     with pytest.raises(ValueError, match=r"weights\[0\]"):
         sp.lif_spikes(np.ones((2, 5)), ws, num_steps=3)
     with pytest.raises(ValueError, match="widths"):
         sp.init_weights((4,), rng=rng)
     with pytest.raises(ValueError, match="delta"):
-        sp.first_step_flip_probability(10, -0.1, 0.5)
+        sx.first_step_flip_probability(10, -0.1, 0.5)
     with pytest.raises(ValueError, match="num_nets"):
         sp.expected_noise_sensitivity(8, 0.1, num_nets=0, rng=rng)
 
 
-def test_step_flip_probabilities_match_bivariate_cdf_and_simulation():
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_step_flip_probabilities_match_bivariate_cdf_and_simulation(beta):
     n, delta, theta, T = 32, 0.15, 0.5, 6
-    exact = sp.step_flip_probabilities(n, delta, num_steps=T, theta=theta)
-    assert exact[0] == pytest.approx(sp.first_step_flip_probability(n, delta, theta), abs=1e-12)
+    exact = sx.step_flip_probabilities(n, delta, num_steps=T, beta=beta, theta=theta)
+    assert exact[0] == pytest.approx(sx.first_step_flip_probability(n, delta, theta), abs=1e-12)
     # independent: integrate the scalar neuron's spike at step t over (X, Y) on a grid, h by h
     c = np.linspace(-6, 6, 1201)
-    spikes = np.array([_scalar_neuron([ci] * T, 1.0, theta) for ci in c]) > 0  # (grid, T)
+    spikes = np.array([_scalar_neuron([ci] * T, beta, theta) for ci in c]) > 0  # (grid, T)
     dc = c[1] - c[0]
     ref = np.zeros(T)
     for h in range(1, n + 1):
@@ -120,7 +122,7 @@ def test_step_flip_probabilities_match_bivariate_cdf_and_simulation():
         ref += stats.binom.pmf(h, n, delta) * np.einsum("ij,ijt->t", dens, differ) * dc**2
     np.testing.assert_allclose(exact, ref, atol=5e-3)
     rng = np.random.default_rng(4)
-    r = sp.expected_noise_sensitivity(n, delta, num_steps=T - 1 if T % 2 == 0 else T, num_nets=300,
+    r = sp.expected_noise_sensitivity(n, delta, num_steps=T - 1, beta=beta, num_nets=300,
                                       num_inputs=200, rng=rng)
     se = r["per_step"].std(0) / np.sqrt(300)
     assert np.all(np.abs(r["per_step"].mean(0) - exact[: r["per_step"].shape[1]]) < 4 * se + 1e-3)
@@ -128,7 +130,7 @@ def test_step_flip_probabilities_match_bivariate_cdf_and_simulation():
 
 def test_readout_expected_level_weights_match_sampled_spectra():
     n, T = 8, 5
-    w_exact = sp.readout_expected_level_weights(n, num_steps=T, theta=0.5)
+    w_exact = sx.readout_expected_level_weights(n, num_steps=T, theta=0.5)
     assert w_exact.sum() == pytest.approx(1.0, abs=1e-12) and np.all(w_exact > -1e-12)
     rng = np.random.default_rng(5)
     x = bf.all_inputs(n)
@@ -138,8 +140,38 @@ def test_readout_expected_level_weights_match_sampled_spectra():
     se = w.std(0) / np.sqrt(len(w))
     assert np.all(np.abs(w.mean(0) - w_exact) < 4 * se + 1e-9)
     # theta_eff for beta = 1 has the closed form (T + 1) theta / (2 T): the reset by subtraction
-    assert sp.readout_threshold(num_steps=9, theta=0.5) == pytest.approx(5 * 0.5 / 9, abs=1e-8)
+    assert sx.readout_threshold(num_steps=9, theta=0.5) == pytest.approx(5 * 0.5 / 9, abs=1e-8)
     with pytest.raises(ValueError, match="n"):
-        sp.readout_expected_level_weights(0, num_steps=T)
+        sx.readout_expected_level_weights(0, num_steps=T)
     with pytest.raises(ValueError, match="delta"):
-        sp.step_flip_probabilities(8, 1.0, num_steps=3)
+        sx.step_flip_probabilities(8, 1.0, num_steps=3)
+
+
+def test_dropout_first_step_closed_form_monte_carlo():
+    rng = np.random.default_rng(6)
+    r = sp.expected_noise_sensitivity(64, 0.2, num_steps=1, noise="dropout", num_nets=300, num_inputs=200, rng=rng)
+    p, se = r["per_step"][:, 0].mean(), r["per_step"][:, 0].std() / np.sqrt(300)
+    assert abs(p - sx.first_step_flip_probability(64, 0.2, 0.5, noise="dropout")) < 4 * se
+    # dropout moves an entry half way (x_j -> 0), so it is milder than a flip of the same rate
+    assert sx.first_step_flip_probability(64, 0.2, 0.5, noise="dropout") < sx.first_step_flip_probability(64, 0.2, 0.5)
+
+
+def test_heaviside_code_matches_scalar_loop():
+    rng = np.random.default_rng(7)
+    ws = sp.init_weights((5, 1), rng=rng)
+    x = bf.all_inputs(5)
+    got = sp.lif_spikes(x, ws, num_steps=4, theta=0.3, spike="heaviside")[:, :, 0]
+    for b in range(x.shape[0]):
+        c, u, fired = float(((1 + x[b]) / 2) @ ws[0][:, 0]), 0.0, 0.0
+        for t in range(4):
+            u = u + c - 0.3 * fired
+            fired = float(u > 0.3)
+            assert got[t, b] == fired
+
+
+def test_spike_switch_points_beta_one():
+    b, eps = sx.spike_switch_points(num_steps=4, theta=1.0)
+    c = np.linspace(-1, 3, 4001)
+    on = np.array([_scalar_neuron([ci] * 4, 1.0, 1.0) for ci in c]).T > 0  # (T, grid)
+    rebuilt = (eps @ (c[None, :] > b[:, None])) > 0
+    assert np.mean(rebuilt == on) > 0.999

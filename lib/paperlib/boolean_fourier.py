@@ -44,6 +44,8 @@ __all__ = [
     "mean_degree",
     "tail_weight",
     "noise_sensitivity_mc",
+    "noise_sensitivity_on",
+    "total_influence_mc",
 ]
 
 #: The constant 2 / (1 - e^{-2}) ~ 2.313 of the spectral-concentration inequality
@@ -105,6 +107,11 @@ def fourier_degrees(n: int) -> np.ndarray:
     ------
     ValueError
         If ``n`` is not an integer in ``[0, 24]``.
+
+    Examples
+    --------
+    >>> fourier_degrees(3).tolist()
+    [0, 1, 1, 2, 1, 2, 2, 3]
     """
     n = check_int("n", n, minimum=0, maximum=_MAX_N)
     deg = np.zeros(1 << n, dtype=np.int64)
@@ -123,24 +130,24 @@ def walsh_hadamard(values) -> np.ndarray:
 
     Parameters
     ----------
-    values : array_like, shape (..., 2**n)
-        Finite numbers; the transform acts on the last axis (leading axes are a batch).
+    values : array_like, shape (2**n,) or (R, 2**n)
+        Finite numbers: one table, or a batch of ``R`` tables; the transform acts on the last axis.
 
     Returns
     -------
-    ndarray of float64, shape (..., 2**n)
+    ndarray of float64, shape (2**n,) or (R, 2**n)
 
     Raises
     ------
     ValueError
-        If the last axis is not a power of two or ``values`` has NaN/inf entries.
+        If ``values`` is not 1-d or 2-d, the last axis is not a power of two or an entry is not finite.
 
     Examples
     --------
     >>> walsh_hadamard([1.0, 0.0, 0.0, 0.0]).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    a = as_array("values", values, dtype=np.float64, min_size=1)
+    a = as_array("values", values, ndim=(1, 2), dtype=np.float64, min_size=1)
     if a.ndim == 0:
         raise ValueError("values must have at least one dimension, got a scalar")
     n = _num_vars_of_table("values", a.shape[-1])
@@ -163,21 +170,28 @@ def fourier_coefficients(truth_table) -> np.ndarray:
 
     Parameters
     ----------
-    truth_table : array_like, shape (..., 2**n)
+    truth_table : array_like, shape (2**n,) or (R, 2**n)
         Values ``f(x^(i))`` in the order of :func:`all_inputs` (any real values; Boolean
         functions take values in {-1, 1}).
 
     Returns
     -------
-    ndarray of float64, shape (..., 2**n)
+    ndarray of float64, shape (2**n,) or (R, 2**n)
         Entry ``S`` (an integer mask) is ``f_hat(S)``.
 
     Raises
     ------
     ValueError
         As :func:`walsh_hadamard`.
+
+    Examples
+    --------
+    >>> fourier_coefficients([1.0, 1.0, 1.0, -1.0]).tolist()  # AND-like: 1/2 + x0/2 + x1/2 - x0 x1/2
+    [0.5, 0.5, 0.5, -0.5]
     """
-    a = walsh_hadamard(truth_table)
+    table = as_array("truth_table", truth_table, ndim=(1, 2), dtype=np.float64, min_size=1)
+    _num_vars_of_table("truth_table", table.shape[-1])
+    a = walsh_hadamard(table)
     return a / a.shape[-1]
 
 
@@ -186,20 +200,25 @@ def level_weights(coefficients) -> np.ndarray:
 
     Parameters
     ----------
-    coefficients : array_like, shape (..., 2**n)
+    coefficients : array_like, shape (2**n,) or (R, 2**n)
         Fourier coefficients from :func:`fourier_coefficients`.
 
     Returns
     -------
-    ndarray of float64, shape (..., n + 1)
+    ndarray of float64, shape (n + 1,) or (R, n + 1)
         For a {-1, 1}-valued ``f`` the weights sum to 1 (Parseval).
 
     Raises
     ------
     ValueError
         If the last axis is not a power of two or entries are not finite.
+
+    Examples
+    --------
+    >>> level_weights([0.5, 0.5, 0.5, -0.5]).tolist()
+    [0.25, 0.5, 0.25]
     """
-    c = as_array("coefficients", coefficients, dtype=np.float64, min_size=1)
+    c = as_array("coefficients", coefficients, ndim=(1, 2), dtype=np.float64, min_size=1)
     if c.ndim == 0:
         raise ValueError("coefficients must have at least one dimension, got a scalar")
     n = _num_vars_of_table("coefficients", c.shape[-1])
@@ -209,7 +228,7 @@ def level_weights(coefficients) -> np.ndarray:
 
 
 def _levels(name: str, weights) -> np.ndarray:
-    w = as_array(name, weights, dtype=np.float64, min_size=1)
+    w = as_array(name, weights, ndim=(1, 2), dtype=np.float64, min_size=1)
     if w.ndim == 0:
         raise ValueError(f"{name} must have a last axis of level weights W_0..W_n, got a scalar")
     if np.any(w < -1e-12):
@@ -222,19 +241,24 @@ def noise_stability(weights, rho: float) -> np.ndarray:
 
     Parameters
     ----------
-    weights : array_like, shape (..., n + 1)
+    weights : array_like, shape (n + 1,) or (R, n + 1)
         Level weights from :func:`level_weights`.
     rho : float
         Correlation in ``[-1, 1]``.
 
     Returns
     -------
-    ndarray of float64, shape (...)
+    ndarray of float64, shape () or (R,)
 
     Raises
     ------
     ValueError
         If ``rho`` is outside ``[-1, 1]`` or ``weights`` is negative or not finite.
+
+    Examples
+    --------
+    >>> float(noise_stability([0.0, 0.75, 0.0, 0.25], 0.5))  # majority of 3 bits
+    0.40625
     """
     w = _levels("weights", weights)
     rho = check_real("rho", rho, minimum=-1.0, maximum=1.0)
@@ -250,19 +274,24 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
 
     Parameters
     ----------
-    weights : array_like, shape (..., n + 1)
+    weights : array_like, shape (n + 1,) or (R, n + 1)
         Level weights of a {-1, 1}-valued function.
     delta : float
         Flip probability in ``[0, 1]``.
 
     Returns
     -------
-    ndarray of float64, shape (...)
+    ndarray of float64, shape () or (R,)
 
     Raises
     ------
     ValueError
         If ``delta`` is outside ``[0, 1]`` or ``weights`` is negative or not finite.
+
+    Examples
+    --------
+    >>> float(noise_sensitivity([0.0, 0.75, 0.0, 0.25], 0.25))  # majority of 3 bits
+    0.296875
     """
     w = _levels("weights", weights)
     delta = check_probability("delta", delta)
@@ -275,11 +304,21 @@ def total_influence(weights) -> np.ndarray:
 
     Parameters
     ----------
-    weights : array_like, shape (..., n + 1)
+    weights : array_like, shape (n + 1,) or (R, n + 1)
 
     Returns
     -------
-    ndarray of float64, shape (...)
+    ndarray of float64, shape () or (R,)
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is negative or not finite.
+
+    Examples
+    --------
+    >>> float(total_influence([0.0, 0.75, 0.0, 0.25]))  # majority of 3 bits: 3 x 1/2
+    1.5
     """
     w = _levels("weights", weights)
     return w @ np.arange(w.shape[-1], dtype=np.float64)
@@ -294,12 +333,22 @@ def mean_degree(weights) -> np.ndarray:
 
     Parameters
     ----------
-    weights : array_like, shape (..., n + 1)
+    weights : array_like, shape (n + 1,) or (R, n + 1)
 
     Returns
     -------
-    ndarray of float64, shape (...)
+    ndarray of float64, shape () or (R,)
         NaN where ``f`` is constant (``W_0 = 1``).
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is negative or not finite.
+
+    Examples
+    --------
+    >>> float(mean_degree([0.5, 0.25, 0.25]))
+    1.5
     """
     w = _levels("weights", weights)
     var = w[..., 1:].sum(axis=-1)
@@ -312,13 +361,23 @@ def tail_weight(weights, k: int) -> np.ndarray:
 
     Parameters
     ----------
-    weights : array_like, shape (..., n + 1)
+    weights : array_like, shape (n + 1,) or (R, n + 1)
     k : int
         Lowest degree counted, ``k >= 0``.
 
     Returns
     -------
-    ndarray of float64, shape (...)
+    ndarray of float64, shape () or (R,)
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is negative or not finite, or ``k`` is not a non-negative integer.
+
+    Examples
+    --------
+    >>> float(tail_weight([0.0, 0.75, 0.0, 0.25], 2))
+    0.25
     """
     w = _levels("weights", weights)
     k = check_int("k", k, minimum=0)
@@ -353,6 +412,12 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
     ------
     ValueError
         On a bad ``n``, ``delta`` or ``num_pairs``, or if ``f`` returns the wrong shape.
+
+    Examples
+    --------
+    >>> p, se = noise_sensitivity_mc(lambda z: z[:, 0], 4, 0.25, num_pairs=4000, rng=np.random.default_rng(0))
+    >>> abs(p - 0.25) < 4 * se  # a dictator flips exactly when its bit does
+    True
     """
     n = check_int("n", n, minimum=1)
     delta = check_probability("delta", delta)
@@ -364,3 +429,102 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
         raise ValueError(f"f must map shape (B, n) to (B,) with B = {num_pairs}, got {fx.shape}")
     p = float(np.mean(fx != fy))
     return p, math.sqrt(max(p * (1 - p), 1e-300) / num_pairs)
+
+
+def _check_outputs(name, out, size):
+    out = np.asarray(out)
+    if out.shape != (size,):
+        raise ValueError(f"f must map shape (B, n) to (B,) with B = {size}, got {out.shape} ({name})")
+    return out
+
+
+def noise_sensitivity_on(f, x, delta: float, *, rng: np.random.Generator) -> dict:
+    """``Pr[f(x) != f(x * xi)]`` on given inputs ``x`` (e.g. a data set), and the variance of ``f``.
+
+    Unlike :func:`noise_sensitivity_mc`, the inputs are not uniform: they are the rows of ``x`` (e.g.
+    held-out images), each paired with one noisy copy ``x * xi`` (``xi_j = -1`` with probability
+    ``delta``). The variance ``1 - E[f]^2`` is estimated from all ``2 B`` outputs, so that
+    ``ns / (var / 2)`` is the normalised sensitivity of :func:`paperlib.spiking.expected_noise_sensitivity`.
+
+    Parameters
+    ----------
+    f : callable
+        Maps a float32 array of shape (B, n) with entries in {-1, 1} to values in {-1, 1}, shape (B,).
+    x : array_like, shape (B, n)
+        Inputs in {-1, 1}.
+    delta : float
+        Flip probability in ``[0, 1]``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict of float
+        ``ns`` (the estimate), ``se`` (its binomial standard error) and ``var`` (``1 - E[f]^2``).
+
+    Raises
+    ------
+    ValueError
+        On a bad ``x`` or ``delta``, or if ``f`` returns the wrong shape.
+
+    Examples
+    --------
+    >>> r = noise_sensitivity_on(lambda z: z[:, 0], all_inputs(3), 0.0, rng=np.random.default_rng(0))
+    >>> r["ns"], r["var"]
+    (0.0, 1.0)
+    """
+    x = as_array("x", x, ndim=2, dtype=np.float32)
+    if not np.all(np.abs(x) == 1):
+        raise ValueError("x must have entries in {-1, 1}")
+    delta = check_probability("delta", delta)
+    xi = np.where(rng.random(x.shape) < delta, -1.0, 1.0).astype(np.float32)
+    fx = _check_outputs("x", f(x), x.shape[0])
+    fy = _check_outputs("x * xi", f(x * xi), x.shape[0])
+    p = float(np.mean(fx != fy))
+    return {"ns": p, "se": math.sqrt(max(p * (1 - p), 1e-300) / x.shape[0]),
+            "var": float(1.0 - np.mean(np.concatenate([fx, fy])) ** 2)}
+
+
+def total_influence_mc(f, n: int, *, num_samples: int, rng: np.random.Generator) -> dict:
+    """Monte Carlo total influence ``I[f] = sum_k k W_k = n Pr_{x, i}[f(x) != f(x^(i))]`` and ``Var f``.
+
+    ``x`` is uniform on {-1, 1}^n, ``i`` a uniform coordinate and ``x^(i)`` is ``x`` with bit ``i``
+    flipped (O'Donnell 2014, Def. 2.27 and Thm 2.38). This measures the spectrum's mean degree
+    ``I[f] / Var f`` (:func:`mean_degree`) without the ``2^n`` truth table, so it works at any ``n``.
+
+    Parameters
+    ----------
+    f : callable
+        As in :func:`noise_sensitivity_on`.
+    n : int
+        Number of input bits, ``n >= 1``.
+    num_samples : int
+        Number of pairs ``(x, x^(i))``, ``>= 2``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict of float
+        ``influence`` (the estimate), ``se`` (its standard error) and ``var`` (``1 - E[f]^2`` from
+        the ``2 num_samples`` outputs).
+
+    Raises
+    ------
+    ValueError
+        On a bad ``n`` or ``num_samples``, or if ``f`` returns the wrong shape.
+
+    Examples
+    --------
+    >>> r = total_influence_mc(lambda z: z.prod(axis=1), 5, num_samples=100, rng=np.random.default_rng(0))
+    >>> r["influence"], r["se"]
+    (5.0, 0.0)
+    """
+    n = check_int("n", n, minimum=1)
+    num_samples = check_int("num_samples", num_samples, minimum=2)
+    x = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(num_samples, n))
+    y = x.copy()
+    y[np.arange(num_samples), rng.integers(0, n, num_samples)] *= -1.0
+    fx = _check_outputs("x", f(x), num_samples)
+    fy = _check_outputs("x^(i)", f(y), num_samples)
+    p = float(np.mean(fx != fy))
+    return {"influence": n * p, "se": n * math.sqrt(p * (1 - p) / num_samples),
+            "var": float(1.0 - np.mean(np.concatenate([fx, fy])) ** 2)}
