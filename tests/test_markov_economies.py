@@ -1,16 +1,16 @@
-"""Tests of paperlib.markov_economies, paperlib.exploitability and paperlib.exchange_dp.
+"""Tests of paperlib.markov_economies, paperlib.exchange_solvers and paperlib.exchange_dp.
 
 Each piece is checked against an independent computation: the no-trade value in closed form, a
-second (sparse) implementation of policy evaluation, finite differences of the exact value,
-brute-force value iteration for the best response, and the closed-form equilibrium prices.
+second (sparse) implementation of policy evaluation, finite differences of the exact value and of
+the full GAP and NPM objectives, optax's Adam, brute-force value iteration for the best response,
+and the closed-form equilibrium prices.
 """
 
-import jax
 import numpy as np
 import pytest
 
 from paperlib import exchange_dp as dp
-from paperlib import exploitability as ex
+from paperlib import exchange_solvers as xs
 from paperlib import markov_economies as mee
 
 P3 = [[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6]]
@@ -108,35 +108,105 @@ def test_certificate_is_zero_at_the_closed_form_and_sharp_off_it(econ):
         assert off.consumer_regret.mean() > 5e-3
 
 
+def _jitter(params, rng):
+    """Move every parameter off its initial value: zero-initialised biases put some ReLU inputs exactly
+    at the kink, where a central difference averages the two one-sided slopes."""
+    return [p + 0.05 * rng.standard_normal(p.shape) for p in params]
+
+
+def _fd_check(f, params, grads, rng, rel):
+    """Central differences of the scalar f at four random entries of every parameter array."""
+    h = 1e-6
+    for j, p in enumerate(params):
+        for _ in range(4):
+            idx = tuple(int(rng.integers(0, n)) for n in p.shape)
+            up, dn = [a.copy() for a in params], [a.copy() for a in params]
+            up[j][idx] += h
+            dn[j][idx] -= h
+            fd = (f(up) - f(dn)) / (2 * h)
+            assert grads[j][idx] == pytest.approx(fd, rel=rel, abs=1e-7), (j, idx)
+
+
+def test_gap_gradient_matches_finite_differences(econ):
+    # the generator's full gradient of Psi: the auctioneer's adjoint, d theta_hi / d q and the
+    # max(., 0) mask, with the adversary network held fixed
+    rng = np.random.default_rng(2)
+    gen, adv = xs.init_generator(econ, width=5, runs=2, rng=rng)
+    grid = mee.wealth_grid(econ, 9)
+    x = xs._grid_features(econ, grid)
+    for tau in (3.0, 0.0):
+        def psi(p, grad=False):
+            q = econ.price_bound / (1 + np.exp(-p[0]))
+            lo, hi, dhi = mee._bounds(econ, q, grid)
+            side = xs._adversary_side(econ, xs._net_out(adv, x).reshape(2, 3, 9), q, lo, hi, dhi, grid)
+            z, acts = xs._mlp_forward(p[1:], x)
+            parts, d_z, d_q, _ = xs._gap_objective(econ, q, z.reshape(2, 3, 9), side, grid, tau, 1.0)
+            if not grad:
+                return parts.sum()
+            return [d_q * q * (1 - q / econ.price_bound)] + xs._mlp_backward(p[1:], acts, d_z.reshape(2, -1))[0]
+        params = _jitter([gen["price_logit"]] + gen["net"], rng)
+        _fd_check(psi, params, psi(params, grad=True), rng, rel=1e-4)
+
+
+def test_npm_gradient_matches_finite_differences(econ):
+    rng = np.random.default_rng(3)
+    gen, _ = xs.init_generator(econ, width=5, runs=2, rng=rng)
+    grid = mee.wealth_grid(econ, 9)
+    params = _jitter([gen["price_logit"]] + gen["net"], rng)
+    loss = lambda p: 0.5 * xs._npm_loss_and_grad(econ, p, grid)[0].sum()
+    _fd_check(loss, params, xs._npm_loss_and_grad(econ, params, grid)[1], rng, rel=1e-5)
+
+
+def test_adam_matches_optax():
+    optax = pytest.importorskip("optax")
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(4)
+    params = [rng.normal(size=(2, 3)), rng.normal(size=(2, 4, 5))]
+    with jax.enable_x64(True):     # compare in float64 whatever the global JAX setting
+        ours, ref, ref_state = xs._Adam(params), [p.copy() for p in params], optax.scale_by_adam().init(params)
+        for k in range(5):
+            grads = [rng.normal(size=p.shape) for p in params]
+            params = ours.step(params, grads, 0.1)
+            upd, ref_state = optax.scale_by_adam().update(grads, ref_state)
+            ref = [p - 0.1 * np.asarray(u) for p, u in zip(ref, upd)]
+            np.testing.assert_allclose(params[0], ref[0], rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(params[1], ref[1], rtol=1e-10, atol=1e-12)
+
+
 def test_gap_converges_to_closed_form_prices_on_a_two_state_economy():
     econ = mee.make_economy([[0.7, 0.3], [0.4, 0.6]], [1.0, 1.1], [1.0, 0.9], 0.9)
-    res = ex.train_gap(econ, steps=300, grid_size=16, width=8, runs=2, snapshots=(0, 300),
-                       key=jax.random.key(3))
+    start = xs.init_generator(econ, width=8, runs=2, rng=np.random.default_rng(3))
+    res = xs.train_gap(econ, start, steps=300, grid_size=16, snapshots=(0, 300))
     q_star = mee.equilibrium_prices(econ)
     err0, err = (np.abs(res.prices[:, k] / q_star - 1).max(1) for k in (0, -1))
     assert np.all(err < 0.05) and np.all(err < 0.3 * err0)          # started elsewhere, came close
-    q, certs = ex.certify_runs(res.snapshots[300], econ, grid_size=91)
-    q0, certs0 = ex.certify_runs(res.snapshots[0], econ, grid_size=91)
+    q, certs = xs.certify_runs(res.snapshots[300], econ, grid_size=91)
+    q0, certs0 = xs.certify_runs(res.snapshots[0], econ, grid_size=91)
     for c, c0 in zip(certs, certs0):
         assert c.consumer_regret.mean() < 0.1 * c0.consumer_regret.mean()
 
 
 def test_npm_trains_and_reports_its_two_residuals():
     econ = mee.make_economy([[0.7, 0.3], [0.4, 0.6]], [1.0, 1.1], [1.0, 0.9], 0.9)
-    res = ex.train_npm(econ, steps=200, grid_size=16, width=8, runs=2, key=jax.random.key(0))
+    gen, _ = xs.init_generator(econ, width=8, runs=2, rng=np.random.default_rng(0))
+    res = xs.train_npm(econ, gen, steps=200, grid_size=16)
     assert res.adversary is None and res.loss.shape == (2, 200, 2)
     assert np.all(res.loss[:, -1].sum(1) < 0.1 * res.loss[:, 0].sum(1))
 
 
 def test_generator_policy_is_feasible():
     econ = mee.make_economy([[0.7, 0.3], [0.4, 0.6]], [1.0, 1.1], [1.0, 0.9], 0.9)
-    gen, _ = ex.init_generator(econ, width=8, runs=2, key=jax.random.key(0))   # compiled above
-    one = jax.tree_util.tree_map(lambda a: a[1], gen)
+    gen, _ = xs.init_generator(econ, width=8, runs=2, rng=np.random.default_rng(0))
     w = mee.wealth_grid(econ, 50)
-    q, th = ex.generator_policy(one, econ, w)
+    q, th = xs.generator_policy(xs.select_run(gen, 1), econ, w)
     lo, hi = mee.portfolio_bounds(econ, q, w)
     assert np.all(th > lo) and np.all(th < hi)
     assert np.all(q > 0.5) and np.all(q < 1.5)                      # q_bar sigmoid(U(-1, 1))
+
+
+def test_best_response_warns_when_policy_iteration_is_cut_short(econ):
+    with pytest.warns(RuntimeWarning, match="max_iter"):
+        dp.best_response(econ, mee.equilibrium_prices(econ), grid_size=31, n_actions=41, max_iter=1)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -169,9 +239,16 @@ def test_functions_reject_bad_input(econ):
         dp.best_response("economy", q)
     with pytest.raises(ValueError, match="n_actions"):
         dp.best_response(econ, q, n_actions=1)
-    with pytest.raises(ValueError, match="key"):
-        ex.train_gap(econ, steps=2, key=0)
+    start = xs.init_generator(econ, width=4, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rng"):
+        xs.init_generator(econ, rng=0)
+    with pytest.raises(ValueError, match="start"):
+        xs.train_gap(econ, start[0], steps=2)
     with pytest.raises(ValueError, match="tau"):
-        ex.train_gap(econ, steps=2, tau=-1.0, key=jax.random.key(0))
+        xs.train_gap(econ, start, steps=2, tau=-1.0)
+    with pytest.raises(ValueError, match="decay_adversary"):
+        xs.train_gap(econ, start, steps=2, decay_adversary="yes")
+    with pytest.raises(ValueError, match="run"):
+        xs.select_run(start[0], 1)
     with pytest.raises(ValueError, match="generator"):
-        ex.certify_runs({"price_logit": np.zeros((1, 2))}, econ)
+        xs.certify_runs({"price_logit": np.zeros((1, 2))}, econ)

@@ -19,6 +19,7 @@ shared with the training code):
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -109,7 +110,8 @@ def best_response(econ: ExchangeEconomy, prices, *, grid_size=361, n_actions=801
 
     Improvement: for every grid state pick the best of ``n_actions`` positions spread uniformly over
     the price-free box ``[theta_lo, theta_hi]``, plus ``theta = 0``; infeasible ones (consumption
-    below ``c_min``) masked. Evaluation: an exact sparse linear solve. Stops when the policy repeats.
+    below ``c_min``) masked. Evaluation: an exact sparse linear solve. Stops when the policy repeats
+    (at most ``max_iter`` improvements; a ``RuntimeWarning`` says so if that limit is hit).
 
     Parameters
     ----------
@@ -153,8 +155,10 @@ def best_response(econ: ExchangeEconomy, prices, *, grid_size=361, n_actions=801
         Q = log_c + econ.discount * (econ.transition @ cont)[:, None, :]
         new = np.argmax(Q, axis=2)
         if np.array_equal(new, pol):
-            break
+            return V, acts[pol]
         pol = new
+    warnings.warn(f"best_response: policy iteration did not converge in max_iter={max_iter} iterations; "
+                  "the returned policy is not an exact best response on the grid", RuntimeWarning, stacklevel=2)
     return V, acts[pol]
 
 

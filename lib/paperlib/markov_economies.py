@@ -11,7 +11,7 @@ consumer's feasible set depend on the auctioneer's action: a pseudo-game.
 
 The symmetric recursive Radner equilibrium has no trade, ``theta = 0`` and ``c = e(s)``, at the Euler
 prices ``q*(s) = beta sum_s' P(s, s') R(s') e(s) / e(s')`` (:func:`equilibrium_prices`, our closed
-form). :mod:`paperlib.exploitability` computes it the paper's way, by exploitability minimisation
+form). :mod:`paperlib.exchange_solvers` computes it the paper's way, by exploitability minimisation
 with a generator and an adversary network; :mod:`paperlib.exchange_dp` certifies the result.
 
 This module holds the economy and the exact, differentiable value of a policy on a wealth grid:
