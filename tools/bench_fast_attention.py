@@ -1,0 +1,136 @@
+#!/usr/bin/env python
+"""Wall time of ``paperlib.fast_attention`` against the fastest exact attention we have, side by side.
+
+Usage::
+
+    python tools/bench_fast_attention.py                 # n = 2^12, 2^14, 2^16; writes the chapter's table
+    python tools/bench_fast_attention.py --sizes 12 14 --no-write
+
+For every case and size it draws one input, then times, in the same process and on the same input,
+
+* the fast algorithm: ``build_tree`` + ``fast_attention`` (numba, compiled before timing), float64;
+* exact attention: ``paperlib.attention.chunked_softmax_attention`` (row-max shifted, 1024 queries per
+  block, ``jax.jit`` compiled ahead of time so compilation is not timed) in float64, the precision of
+  the fast algorithm, and in float32 for reference.
+
+Each time is the best of ``--repeats`` runs. It prints the ratio table and, unless ``--no-write``,
+writes it to ``book/chapters/data/fast_attention_bench.csv`` with the date, the machine, the load
+average before and after the run and the package versions, which the chapter shows. Wall times depend
+on the machine and on its load: run it on an idle machine (check ``uptime``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import math
+import os
+import platform
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lib"))
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from paperlib.attention import chunked_softmax_attention  # noqa: E402
+from paperlib.fast_attention import attention_inputs, build_tree, error_bound, fast_attention  # noqa: E402
+
+OUT = ROOT / "book" / "chapters" / "data" / "fast_attention_bench.csv"
+W, P, EPS, LEAF = 8.0, 24, 1e-6, 64
+C_STAR = (W**2 / math.comb(P + 2, 2)) ** 0.25          # the hardest constant of the d = 2 families
+CASES = {                                             # name: (d, layout, c, gamma), B = c n^gamma
+    "d=1, B=32": (1, "uniform", 32.0, 0.0),
+    "d=1, B=1000": (1, "uniform", 1000.0, 0.0),
+    "d=2, B=c* n^1/4, uniform": (2, "uniform", C_STAR, 0.25),
+    "d=2, B=c* n^1/4, axis queries (hardest)": (2, "axis", C_STAR, 0.25),
+    "d=2, B=c* n^1/4, mixture keys": (2, "mixture", C_STAR, 0.25),
+}
+
+
+def best_of(fn, repeats):
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model}, {cores} cores, {platform.system()}"
+
+
+def run(sizes, repeats, seed=0):
+    exact = jax.jit(partial(chunked_softmax_attention, scale=1.0))
+    rows = []
+    for name, (d, layout, c, gamma) in CASES.items():
+        for n in sizes:
+            rng = np.random.default_rng([seed, n, d])
+            Q, K, V = attention_inputs(n, d, c * n**gamma, layout=layout, rng=rng)
+            fast = lambda: fast_attention(Q, build_tree(K, V, leaf=LEAF, p=P), eps=EPS, w=W)  # noqa: E731
+            fast()                                                          # compile (numba cache)
+            t_fast, out = best_of(fast, repeats)
+            times = {}
+            for label, dtype in (("f64", np.float64), ("f32", np.float32)):
+                args = [jax.device_put(a.astype(dtype)) for a in (Q, K, V)]
+                compiled = exact.lower(*args).compile()
+                times[label], ref = best_of(lambda: np.asarray(compiled(*args)), repeats)
+                if label == "f64":
+                    err = float(np.abs(out - ref).max())
+            rows.append(dict(case=name, d=d, n=n, fast_s=t_fast, exact_f64_s=times["f64"],
+                             exact_f32_s=times["f32"], speedup_f64=times["f64"] / t_fast,
+                             speedup_f32=times["f32"] / t_fast, max_error=err))
+            print(f"{name:<42} n={n:>6}  fast {t_fast:7.3f} s  exact f64 {times['f64']:7.3f} s "
+                  f"(x{times['f64'] / t_fast:5.1f})  f32 {times['f32']:7.3f} s (x{times['f32'] / t_fast:5.1f})"
+                  f"  max error {err:.1e}", flush=True)
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[12, 14, 16], help="log2 of the sizes n")
+    ap.add_argument("--repeats", type=int, default=2, help="best of this many timed runs")
+    ap.add_argument("--no-write", action="store_true", help=f"do not write {OUT.relative_to(ROOT)}")
+    args = ap.parse_args(argv)
+    load0 = os.getloadavg()[0]
+    started = _dt.datetime.now(_dt.timezone.utc)
+    table = run([2**k for k in args.sizes], args.repeats)
+    load1 = os.getloadavg()[0]
+    meta = dict(date=started.strftime("%Y-%m-%d %H:%M UTC"), machine=machine(),
+                load_before=round(load0, 2), load_after=round(load1, 2),
+                versions=f"numba {numba.__version__}, jax {jax.__version__}, numpy {np.__version__}")
+    for k, v in meta.items():
+        table[k] = v
+    print(f"\n{meta['date']}  {meta['machine']}  load average {load0:.2f} -> {load1:.2f}  ({meta['versions']})")
+    print(f"error bound {error_bound(W, P, EPS):.2e}; worst max error {table.max_error.max():.1e}")
+    big = table[table.n == table.n.max()]
+    for d in (1, 2):
+        worst = big[big.d == d].speedup_f64.min()
+        print(f"n = {table.n.max()}: d = {d}, smallest speed-up over float64 exact attention: x{worst:.1f}")
+    if not args.no_write:
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(OUT, index=False, float_format="%.4g")
+        print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
