@@ -22,7 +22,19 @@ data, not for adversarial point sets.
 
 Implementation: the build (kd order, boxes) is vectorised numpy; the moments of every node (about
 its box centre, leaves directly, inner nodes by the exact binomial shift of their children's) and
-the per-query traversal are compiled with numba and run in parallel over queries.
+the per-query traversal are compiled with numba (``_fast_attention_kernels``) and run on all cores
+in threads (leaves, nodes of a level and queries are independent).
+
+References
+----------
+.. [1] S. Gupta, B. Huang, B. Saha, Y. Xu, C. Ye, "Subquadratic Algorithms and Hardness for
+   Attention with Any Temperature", ICLR 2026 (arXiv:2505.14840), main upper bound.
+.. [2] J. Alman, Z. Song, "Fast Attention Requires Bounded Entries", NeurIPS 2023.
+.. [3] J. Matousek, "Efficient Partition Trees", Discrete Comput. Geom. 8(3):315-334, 1992.
+.. [4] J. L. Bentley, "Multidimensional Binary Search Trees Used for Associative Searching",
+   Commun. ACM 18(9):509-517, 1975.
+.. [5] L. Greengard, J. Strain, "The Fast Gauss Transform", SIAM J. Sci. Stat. Comput.
+   12(1):79-94, 1991 (moments about cell centres and their shift to the parent cell).
 """
 
 from __future__ import annotations
@@ -398,7 +410,7 @@ def fast_attention(Q, tree: KeyTree, *, eps: float = 1e-6, w: float = 8.0, prune
 
     Notes
     -----
-    Gupta et al. (2026), Theorem 1.1 (constant dimension): prune, polynomial approximation, range
+    Gupta et al. (2026), main upper bound (constant d): prune, polynomial approximation, range
     searching. Here a kd-tree and local Taylor expansions (see the module docstring).
 
     Examples
