@@ -9,32 +9,47 @@ with :math:`Q, K \in [-B, B]^{n\times d}`. A temperature is absorbed into the en
 
 :func:`fast_attention` uses the three ingredients of Gupta et al. (2026, arXiv:2505.14840):
 
-1. **prune** keys whose logit is far (:math:`R=\ln(n/\varepsilon)`) below the row maximum;
-2. **approximate** :math:`\exp` by a low-degree polynomial on a bounded logit interval;
+1. **prune** keys whose logit is more than :math:`R=\ln(N/\varepsilon)` below the row maximum;
+2. **approximate** :math:`\exp` by a polynomial of fixed degree on a bounded logit interval;
 3. **sum polynomial moments over space** with a range-searching structure.
 
-It is a practical variant, not the paper's algorithm: ingredient 3 is a balanced kd-tree
-(sorted dyadic blocks in 1-D) instead of simplex range searching, and ingredient 2 is a local
-Taylor expansion of degree ``p`` on every tree cell whose logit range for the query is at most
-``w``, instead of one global polynomial of degree :math:`O(\log(n/\varepsilon))`. Its error bound
-(:func:`error_bound`) is rigorous for every input; its running time is subquadratic for
-roughly uniform data, not for adversarial point sets.
+It is a practical variant, not the paper's algorithm: ingredient 3 is a balanced kd-tree (sorted
+dyadic blocks in 1-D) instead of simplex range searching (Matousek 1992), and ingredient 2 is a local
+Taylor expansion of degree ``p`` on every tree cell whose logit range for the query is at most ``w``,
+instead of one polynomial of degree :math:`O(\log(n/\varepsilon))`. Its error bound
+(:func:`error_bound`) is rigorous for every input; its running time is subquadratic for well-spread
+data, not for adversarial point sets.
 
-The traversal is vectorised level by level over all (query, node) pairs; the only Python loops
-run over tree levels and over distinct tree nodes (at most :math:`2n/b` of them), never over
-queries.
+Implementation: the build (kd order, boxes) is vectorised numpy; the moments of every node (about
+its box centre, leaves directly, inner nodes by the exact binomial shift of their children's) and
+the per-query traversal are compiled with numba (``_fast_attention_kernels``) and run on all cores
+in threads (leaves, nodes of a level and queries are independent).
+
+References
+----------
+.. [1] S. Gupta, B. Huang, B. Saha, Y. Xu, C. Ye, "Subquadratic Algorithms and Hardness for
+   Attention with Any Temperature", ICLR 2026 (arXiv:2505.14840), main upper bound.
+.. [2] J. Alman, Z. Song, "Fast Attention Requires Bounded Entries", NeurIPS 2023.
+.. [3] J. Matousek, "Efficient Partition Trees", Discrete Comput. Geom. 8(3):315-334, 1992.
+.. [4] J. L. Bentley, "Multidimensional Binary Search Trees Used for Associative Searching",
+   Commun. ACM 18(9):509-517, 1975.
+.. [5] L. Greengard, J. Strain, "The Fast Gauss Transform", SIAM J. Sci. Stat. Comput.
+   12(1):79-94, 1991 (moments about cell centres and their shift to the parent cell).
 """
 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
-from scipy.spatial import ConvexHull
 from scipy.special import gammaln
 
-from ._validation import as_array, check_int, check_real
+from ._fast_attention_kernels import _boxes, _leaf_moments, _row_max, _shift_moments, _traverse, _widest_axis
+from ._validation import as_array, check_bool, check_int, check_option, check_real
 
 __all__ = [
     "KeyTree",
@@ -45,7 +60,10 @@ __all__ = [
     "fast_attention",
     "global_poly_attention",
     "error_bound",
+    "attention_inputs",
 ]
+
+_COUNTS = ("visits", "pruned", "accepted", "accepted_keys", "direct", "exps", "max_visits", "max_evals")
 
 
 # --------------------------------------------------------------------------------------------
@@ -69,6 +87,11 @@ def multi_indices(d: int, p: int) -> np.ndarray:
     ------
     ValueError
         If ``d < 1`` or ``p < 0``.
+
+    Examples
+    --------
+    >>> multi_indices(2, 2).tolist()
+    [[0, 0], [0, 1], [1, 0], [0, 2], [1, 1], [2, 0]]
     """
     d = check_int("d", d, minimum=1)
     p = check_int("p", p, minimum=0)
@@ -79,13 +102,13 @@ def multi_indices(d: int, p: int) -> np.ndarray:
 
 
 def monomials(X, A) -> np.ndarray:
-    r"""Monomials :math:`X_i^{\alpha}=\prod_t X_{it}^{\alpha_t}` from cumulative powers.
+    r"""Monomials :math:`X_i^{\alpha}=\prod_t X_{it}^{\alpha_t}`, one multiplication per multi-index.
 
     Parameters
     ----------
     X : array, shape (m, d)
     A : int array, shape (n_alpha, d)
-        Multi-indices (e.g. from :func:`multi_indices`).
+        Multi-indices sorted by total degree (e.g. from :func:`multi_indices`).
 
     Returns
     -------
@@ -94,38 +117,49 @@ def monomials(X, A) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``X`` is not finite 2-D or the widths of ``X`` and ``A`` differ.
+        If ``X`` is not finite 2-D, or ``A`` is not a non-negative integer array of width ``d``.
+
+    Examples
+    --------
+    >>> monomials([[2.0, 3.0]], multi_indices(2, 2)).tolist()
+    [[1.0, 3.0, 2.0, 9.0, 6.0, 4.0]]
     """
     X = as_array("X", X, ndim=2)
-    A = np.asarray(A)
-    if A.ndim != 2 or A.shape[1] != X.shape[1] or np.any(A < 0):
-        raise ValueError(f"A must be a non-negative int array of shape (n_alpha, {X.shape[1]}), got {A.shape}")
-    return _monomials(X, A)
-
-
-def _monomials(X, A):
-    """(m, n_alpha) monomials, one multiplication per multi-index (see :func:`_monomials_t`)."""
-    return np.ascontiguousarray(_monomials_t(X, A).T)
-
-
-def _monomials_t(X, A):
-    """Transposed monomials, shape (n_alpha, m): row alpha = row (alpha - e_t) times X[:, t]."""
-    out = np.empty((A.shape[0], X.shape[0]))
-    index = {tuple(a): i for i, a in enumerate(A.tolist())}
-    Xt = np.ascontiguousarray(X.T)
-    for i, a in enumerate(A.tolist()):
-        if not any(a):
-            out[i] = 1.0
-            continue
-        t = next(t for t, at in enumerate(a) if at > 0)
-        parent = list(a)
-        parent[t] -= 1
-        np.multiply(out[index[tuple(parent)]], Xt[t], out=out[i])
+    A = as_array("A", A, ndim=2, shape=(None, X.shape[1]), dtype=np.int64)
+    if np.any(A < 0) or np.any(np.diff(A.sum(1)) < 0):
+        raise ValueError("A must hold non-negative multi-indices sorted by total degree")
+    parent, coord = _parents(A)
+    out = np.ones((X.shape[0], len(A)))
+    for i in range(1, len(A)):
+        out[:, i] = out[:, parent[i]] * X[:, coord[i]]
     return out
 
 
-def _log_factorials(A):
-    return gammaln(A + 1.0).sum(1)
+def _parents(A):
+    """For every multi-index (but the zero one): the index of ``alpha - e_t`` and that ``t``."""
+    index = {tuple(a): i for i, a in enumerate(A.tolist())}
+    parent, coord = np.zeros(len(A), np.int64), np.zeros(len(A), np.int64)
+    for i, a in enumerate(A.tolist()):
+        if any(a):
+            t = next(t for t, at in enumerate(a) if at > 0)
+            parent[i] = index[tuple(a[:t] + [a[t] - 1] + a[t + 1:])]
+            coord[i] = t
+    return parent, coord
+
+
+@lru_cache(maxsize=None)
+def _tables(d, p):
+    """Multi-indices, their parents, 1/alpha!, and ``down[t, alpha]`` = index of alpha - e_t (-1 if none)."""
+    A = multi_indices(d, p)
+    parent, coord = _parents(A)
+    inv_fact = np.exp(-gammaln(A + 1.0).sum(1))
+    index = {tuple(a): i for i, a in enumerate(A.tolist())}
+    down = np.full((d, len(A)), -1, np.int64)
+    for i, a in enumerate(A.tolist()):
+        for t in range(d):
+            if a[t] > 0:
+                down[t, i] = index[tuple(a[:t] + [a[t] - 1] + a[t + 1:])]
+    return A, parent, coord, inv_fact, down
 
 
 def error_bound(w: float = 8.0, p: int = 24, eps: float = 1e-6) -> float:
@@ -154,6 +188,11 @@ def error_bound(w: float = 8.0, p: int = 24, eps: float = 1e-6) -> float:
     ------
     ValueError
         On out-of-range arguments, or if :math:`\eta+\varepsilon\ge 1` (no bound).
+
+    Examples
+    --------
+    >>> f"{error_bound(w=8.0, p=24, eps=1e-6):.3e}"
+    '2.433e-06'
     """
     w = check_real("w", w, minimum=0.0, strict_min=True)
     p = check_int("p", p, minimum=0)
@@ -164,12 +203,26 @@ def error_bound(w: float = 8.0, p: int = 24, eps: float = 1e-6) -> float:
     return 2 * (eta + eps) / (1 - eta - eps)
 
 
+def _in_threads(kernel, n, *args):
+    """Run ``kernel(i0, i1, *args)`` over chunks of ``range(n)`` on all cores (the kernels release the GIL)."""
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if workers == 1 or n < 256:
+        kernel(0, n, *args)
+        return
+    cuts = np.linspace(0, n, 8 * workers + 1).astype(int)
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda k: kernel(cuts[k], cuts[k + 1], *args), range(len(cuts) - 1)))
+
+
 # --------------------------------------------------------------------------------------------
 # The key tree
 # --------------------------------------------------------------------------------------------
 @dataclass
 class KeyTree:
-    """Balanced kd-tree over the keys with Taylor moments per node (built by :func:`build_tree`).
+    """Balanced kd-tree over the keys with Taylor moments of every node (built by :func:`build_tree`).
+
+    Nodes are numbered in heap order: the root is 0, the children of ``h`` are ``2h+1`` and
+    ``2h+2``; a node at level ``l`` covers a contiguous block of ``leaf * 2**(depth - l)`` keys.
 
     Attributes
     ----------
@@ -177,91 +230,46 @@ class KeyTree:
         Keys permuted into tree order and padded to ``N = leaf * 2**depth`` (pads repeat a key).
     values : ndarray, shape (N, d_v + 1)
         ``[V, 1]`` in tree order; pad rows are zero (they contribute nothing).
-    lo, hi, centre : list of ndarray, each of shape (2**l, d)
-        Bounding box of every node at level ``l``.
-    moments : dict level -> (computed mask, dense moments)
-        Cache of ``S[node, alpha] = sum_j (k_j - c)^alpha [V_j, 1]`` about the box centre ``c``,
-        filled lazily by :meth:`dense_moments` for the nodes some query accepts.
+    lo, hi, centre : ndarray, shape (2N/leaf - 1, d)
+        Bounding box of every node and its centre.
+    moments : ndarray, shape (2N/leaf - 1, d_v + 1, n_alpha)
+        ``T[h, v, alpha] = sum_j (k_j - c_h)^alpha / alpha! * [V_j, 1]_v``.
     alphas : int ndarray, shape (n_alpha, d)
-    log_fact : ndarray, shape (n_alpha,)
-        ``log(alpha!)``.
-    n : int
-        Number of real keys.
-    leaf : int
-    depth : int
-        Number of levels below the root (leaves are at level ``depth``).
-    hull : ndarray, shape (h, d)
-        Keys that can attain a row maximum (convex-hull vertices; min and max in 1-D).
+    n, leaf, depth : int
+        Number of real keys, leaf size, number of levels below the root.
     moment_work : int
-        Monomial evaluations spent so far on node moments (``keys x n_alpha`` per computed node).
+        Multiply-adds spent on the moments (``N * n_alpha`` at the leaves plus the shifts).
     """
 
     keys: np.ndarray
     values: np.ndarray
-    lo: list
-    hi: list
-    centre: list
-    moments: dict
+    lo: np.ndarray
+    hi: np.ndarray
+    centre: np.ndarray
+    moments: np.ndarray = field(repr=False)
     alphas: np.ndarray
-    log_fact: np.ndarray
     n: int
     leaf: int
     depth: int
-    hull: np.ndarray = field(repr=False)
-    moment_work: int = 0
+    moment_work: int
 
     @property
     def d(self) -> int:
         return self.keys.shape[1]
 
-    def node_moments(self, level: int, nodes) -> np.ndarray:
-        """Taylor moments of the given nodes at ``level``, shape (len(nodes), n_alpha, d_v + 1)."""
-        nodes = np.asarray(nodes, dtype=np.int64)
-        N, d = self.keys.shape
-        size = N >> level
-        nv = self.values.shape[1]
-        S = np.empty((nodes.size, len(self.alphas), nv))
-        self.moment_work += int(nodes.size) * size * len(self.alphas)
-        step = max(1, (1 << 20) // (size * len(self.alphas)))  # bound memory
-        for s in range(0, nodes.size, step):
-            nd = nodes[s:s + step]
-            idx = (nd[:, None] * size + np.arange(size)).reshape(-1)
-            u = self.keys[idx].reshape(nd.size, size, d) - self.centre[level][nd][:, None, :]
-            mono = _monomials_t(u.reshape(-1, d), self.alphas).reshape(len(self.alphas), nd.size, size)
-            vals = self.values[idx].reshape(nd.size, size, nv)
-            for v in range(nv):
-                S[s:s + step, :, v] = (mono * vals[None, :, :, v]).sum(-1).T
-        return S
-
-    def dense_moments(self, level: int, nodes) -> np.ndarray:
-        """Dense moments of ``nodes``, shape (len(nodes), p+1, (p+1)**(d-1) * (d_v+1)), cached.
-
-        Entry ``[i, a0, (a1, ..., v)]`` is ``S[node_i, alpha, v]`` for ``|alpha| <= p`` and 0
-        otherwise, so that one product contracts the first coordinate's powers. Moments are
-        computed on first use, only for nodes that some query accepts.
-        """
-        p, d, nv = int(self.alphas.sum(1).max()), self.d, self.values.shape[1]
-        if level not in self.moments:
-            self.moments[level] = (np.zeros(2**level, bool),
-                                   np.zeros((2**level, p + 1, (p + 1) ** (d - 1) * nv)))
-        done, cache = self.moments[level]
-        nodes = np.asarray(nodes, dtype=np.int64)
-        new = np.unique(nodes[~done[nodes]])
-        if new.size:
-            S = self.node_moments(level, new)
-            dense = np.zeros((new.size, (p + 1) ** d, nv))
-            dense[:, np.ravel_multi_index(tuple(self.alphas.T), (p + 1,) * d), :] = S
-            cache[new] = dense.reshape(new.size, p + 1, -1)
-            done[new] = True
-        return cache[nodes]
+    @property
+    def p(self) -> int:
+        return int(self.alphas.sum(1).max())
 
 
 def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
-    r"""Build the balanced kd-tree over the keys (keys only, no queries).
+    r"""Build the balanced kd-tree over the keys, with the Taylor moments of every node.
 
-    Level by level, every block of keys is sorted along its widest coordinate and cut in half
-    (vectorised over blocks), until blocks hold ``leaf`` keys. Node moments about the box centres
-    are computed lazily, only for nodes that some query accepts.
+    Level by level, every block of keys is sorted along its widest coordinate and cut in half,
+    until blocks hold ``leaf`` keys. Moments about the box centres are computed directly at the
+    leaves and shifted exactly to the parents,
+    :math:`T_\alpha(c)=\sum_{\beta\le\alpha}\frac{(c'-c)^{\alpha-\beta}}{(\alpha-\beta)!}T_\beta(c')`,
+    one coordinate at a time.
 
     Parameters
     ----------
@@ -282,9 +290,16 @@ def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
     ------
     ValueError
         On wrong shapes, non-finite entries or bad sizes.
+
+    Examples
+    --------
+    >>> K = np.linspace(-1.0, 1.0, 8)[:, None]; V = np.ones((8, 1))
+    >>> tree = build_tree(K, V, leaf=2, p=3)
+    >>> tree.depth, tree.moments.shape, float(tree.moments[0, 1, 0])   # root: 8 keys, degree 0
+    (2, (7, 2, 4), 8.0)
     """
     K = as_array("K", K, ndim=2, min_size=1)
-    V = as_array("V", V, ndim=2)
+    V = as_array("V", V, ndim=2, shape=(None, None))
     if V.shape[0] != K.shape[0]:
         raise ValueError(f"V must have one row per key: K has {K.shape[0]} rows, V has {V.shape[0]}")
     leaf = check_int("leaf", leaf, minimum=1)
@@ -292,40 +307,32 @@ def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
     n, d = K.shape
     depth = max(0, math.ceil(math.log2(max(n / leaf, 1.0))))
     N = leaf * 2**depth
-    pad = N - n
-    keys = np.concatenate([K, np.repeat(K[-1:], pad, 0)])
-    vals = np.concatenate([np.hstack([V, np.ones((n, 1))]), np.zeros((pad, V.shape[1] + 1))])
+    keys = np.concatenate([K, np.repeat(K[-1:], N - n, 0)])
+    vals = np.concatenate([np.hstack([V, np.ones((n, 1))]), np.zeros((N - n, V.shape[1] + 1))])
     perm = np.arange(N)
-    for level in range(depth):
+    for level in range(depth):                     # sort every block along its widest coordinate
         blocks = keys[perm].reshape(2**level, -1, d)
-        spread = blocks.max(1) - blocks.min(1)
-        axis = spread.argmax(1)
+        axis = _widest_axis(blocks) if d > 1 else np.zeros(2**level, np.int64)
         coord = np.take_along_axis(blocks, axis[:, None, None], 2)[..., 0]
         order = np.argsort(coord, axis=1, kind="stable")
         perm = np.take_along_axis(perm.reshape(2**level, -1), order, 1).reshape(-1)
-    keys, vals = keys[perm], vals[perm]
-    alphas = multi_indices(d, p)
-    lo, hi, centre = [], [], []
-    for level in range(depth + 1):
-        blocks = keys.reshape(2**level, -1, d)
-        l, h = blocks.min(1), blocks.max(1)
-        lo.append(l), hi.append(h), centre.append((l + h) / 2)
-    if d == 1:
-        hull = np.array([[K.min()], [K.max()]])
-    else:
-        try:
-            hull = K[ConvexHull(K).vertices]
-        except Exception:  # degenerate (collinear / too few points): every key is a candidate
-            hull = K
-    return KeyTree(keys, vals, lo, hi, centre, {}, alphas, _log_factorials(alphas),
-                   n, leaf, depth, hull)
+    keys, vals = np.ascontiguousarray(keys[perm]), np.ascontiguousarray(vals[perm])
+    lo, hi = _boxes(keys, depth, leaf)
+    centre = (lo + hi) / 2
+    A, parent, coord, inv_fact, down = _tables(d, p)
+    T = np.zeros((len(lo), vals.shape[1], len(A)))
+    _in_threads(_leaf_moments, 2**depth, keys, vals, centre, 2**depth - 1, leaf, parent, coord, inv_fact, T)
+    for level in range(depth - 1, -1, -1):
+        _in_threads(_shift_moments, 2**level, centre, 2**level - 1, down, T)
+    work = N * len(A) + (2**depth - 1) * 2 * int(A.sum() + d * len(A))
+    return KeyTree(keys, vals, lo, hi, centre, T, A, n, leaf, depth, work)
 
 
 def row_max(Q, tree: KeyTree) -> np.ndarray:
-    r"""Exact row maxima :math:`M_i=\max_j q_i\cdot k_j`, over the convex-hull vertices only.
+    r"""Exact row maxima :math:`M_i=\max_j q_i\cdot k_j` by branch and bound on the tree.
 
-    A linear function attains its maximum over a point set at a vertex of its convex hull, so
-    the cost is :math:`O(n h)` with ``h`` hull vertices (2 in 1-D; ~10-30 for uniform 2-D data).
+    A box whose largest possible logit does not beat the best key found so far is skipped; the
+    more promising child is searched first. In 1-D this walks straight to the extreme key.
 
     Parameters
     ----------
@@ -340,39 +347,33 @@ def row_max(Q, tree: KeyTree) -> np.ndarray:
     ------
     ValueError
         If ``Q`` is not finite or its width differs from the keys'.
+
+    Examples
+    --------
+    >>> tree = build_tree([[-1.0], [0.5], [2.0]], [[1.0], [2.0], [3.0]], leaf=1, p=2)
+    >>> row_max([[1.0], [-1.0]], tree).tolist()
+    [2.0, 1.0]
     """
     Q = as_array("Q", Q, ndim=2, shape=(None, tree.d))
-    return np.einsum("it,ht->ih", Q, tree.hull).max(1)
+    M = np.empty(Q.shape[0])
+    _in_threads(_row_max, Q.shape[0], np.ascontiguousarray(Q), tree.keys, tree.lo, tree.hi, tree.depth, tree.leaf, M)
+    return M
 
 
 # --------------------------------------------------------------------------------------------
 # The query phase
 # --------------------------------------------------------------------------------------------
-def _groups(node):
-    """Sort pair indices by node; yield (node id, pair indices) per distinct node."""
-    if node.size == 0:
-        return
-    order = np.argsort(node, kind="stable")
-    sn = node[order]
-    cuts = np.flatnonzero(np.diff(sn)) + 1
-    starts = np.concatenate([[0], cuts])
-    ends = np.concatenate([cuts, [len(sn)]])
-    for s, e in zip(starts, ends):
-        yield int(sn[s]), order[s:e]
-
-
-def fast_attention(Q, tree: KeyTree, *, eps: float = 1e-6, w: float = 8.0, stats: dict | None = None):
+def fast_attention(Q, tree: KeyTree, *, eps: float = 1e-6, w: float = 8.0, prune: bool = True,
+                   stats: dict | None = None):
     r"""Approximate :math:`\operatorname{Att}(Q,K,V)=\operatorname{softmax}(QK^\top)V` in subquadratic time.
 
-    Level-synchronous traversal of ``tree`` for all queries at once. A (query ``i``, node) pair
-    with logit range :math:`[s_{\min}, s_{\max}]` over the node's box is
+    For every query a depth-first walk of ``tree``; a node whose box gives logits in
+    :math:`[s_{\min}, s_{\max}]` is
 
     * **pruned** if :math:`s_{\max} < M_i - \ln(N/\varepsilon)` (each key weighs < eps/N);
-    * **accepted** if :math:`s_{\max}-s_{\min}\le w` and the expansion is cheaper than the
-      cell's keys (``r * n_alpha`` plus ``size * n_alpha`` for uncached moments, against
-      ``r * size`` for the ``r`` queries accepting the node at this level): it adds
-      :math:`e^{q_i\cdot c - M_i}\sum_{|\alpha|\le p} q_i^\alpha S_\alpha/\alpha!`;
-    * **evaluated directly** at a leaf;
+    * **accepted** if :math:`s_{\max}-s_{\min}\le w`: it adds
+      :math:`e^{q_i\cdot c - M_i}\sum_{|\alpha|\le p} q_i^\alpha T_\alpha(\text{node})`;
+    * **evaluated directly** at a leaf (keys below :math:`M_i-\ln(N/\varepsilon)` skipped);
     * otherwise **split** into its two children.
 
     Parameters
@@ -380,18 +381,22 @@ def fast_attention(Q, tree: KeyTree, *, eps: float = 1e-6, w: float = 8.0, stats
     Q : array, shape (n_q, d)
         Queries (no temperature scaling: logits are ``Q @ K.T``).
     tree : KeyTree
-        From :func:`build_tree` (holds keys, values and the Taylor degree).
+        From :func:`build_tree` (holds keys, values, moments and the Taylor degree).
     eps : float, default 1e-6
         Pruned mass, relative to the row's (max-shifted) partition function; in (0, 1).
     w : float, default 8.0
         Maximum logit range of an accepted cell (> 0).
+    prune : bool, default True
+        ``False`` switches pruning off (a control: every key is then expanded or evaluated, and
+        the error bound drops its ``eps`` part).
     stats : dict, optional
-        If given, filled with operation counts: ``visits`` (pairs examined), ``accepted``,
-        ``accepted_keys`` (keys inside accepted cells), ``direct`` (kernel evaluations at leaves),
-        ``pruned``, ``n_alpha``, ``hull`` (hull size), ``moments`` (monomial evaluations for
-        node moments computed in this call) and the total ``work`` =
-        ``visits + accepted * n_alpha + direct + n_q * hull + moments``, to compare with the
-        ``n_q * n`` kernel evaluations of exact attention.
+        If given, filled with operation counts: ``visits`` (nodes examined), ``pruned``,
+        ``accepted``, ``accepted_keys`` (keys inside accepted cells), ``direct`` (keys examined in
+        leaves), ``exps`` (of those, the ones exponentiated), ``max_visits`` and ``max_evals``
+        (nodes and keys of the row-max search), ``n_alpha``, ``moments`` (the tree's moment
+        multiply-adds) and the total ``work`` = ``visits + accepted * n_alpha + direct +
+        max_visits + max_evals + moments``, to compare with the ``n_q * n`` kernel
+        evaluations of exact attention.
 
     Returns
     -------
@@ -405,88 +410,43 @@ def fast_attention(Q, tree: KeyTree, *, eps: float = 1e-6, w: float = 8.0, stats
 
     Notes
     -----
-    Gupta et al. (2026), Sec. on constant dimension: prune, polynomial approximation, range
-    searching. Here kd-tree + local Taylor (see the module docstring for the departures).
+    Gupta et al. (2026), main upper bound (constant d): prune, polynomial approximation, range
+    searching. Here a kd-tree and local Taylor expansions (see the module docstring).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Q, K = rng.uniform(-30, 30, (2, 500, 1)); V = rng.uniform(-1, 1, (500, 1))
+    >>> out = fast_attention(Q, build_tree(K, V, leaf=16), eps=1e-6, w=8.0)
+    >>> S = Q @ K.T; P = np.exp(S - S.max(1, keepdims=True))
+    >>> bool(np.abs(out - P @ V / P.sum(1, keepdims=True)).max() < error_bound())
+    True
     """
-    Q = as_array("Q", Q, ndim=2, shape=(None, tree.d))
+    Q = np.ascontiguousarray(as_array("Q", Q, ndim=2, shape=(None, tree.d)))
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     w = check_real("w", w, minimum=0.0, strict_min=True)
+    prune = check_bool("prune", prune)
     nq = Q.shape[0]
-    N = tree.keys.shape[0]
-    R = math.log(N / eps)
-    M = row_max(Q, tree)
-    p = int(tree.alphas.sum(1).max())
-    # PW[i, t, a] = q_it^a / a!  (powers of each coordinate, factorial folded in)
-    PW = np.cumprod(np.concatenate([np.ones((nq, tree.d, 1)),
-                                    Q[:, :, None] / np.arange(1, p + 1)], 2), axis=2)
+    _, parent, coord, _, _ = _tables(tree.d, tree.p)
+    order = np.lexsort(Q.T[::-1])      # neighbouring queries visit the same cells: better cache use
     acc = np.zeros((nq, tree.values.shape[1]))
-    st = dict(visits=0, accepted=0, accepted_keys=0, direct=0, pruned=0)
-    moment_work0 = tree.moment_work
-    qi = np.arange(nq)
-    node = np.zeros(nq, dtype=np.int64)
-    for level in range(tree.depth + 1):
-        if qi.size == 0:
-            break
-        size = N >> level
-        st["visits"] += qi.size
-        q = Q[qi]
-        a, b = q * tree.lo[level][node], q * tree.hi[level][node]
-        smax, smin = np.maximum(a, b).sum(1), np.minimum(a, b).sum(1)
-        keep = smax >= M[qi] - R
-        st["pruned"] += int(qi.size - keep.sum())
-        qi, node, smax, smin = qi[keep], node[keep], smax[keep], smin[keep]
-        acc_mask = smax - smin <= w
-        if acc_mask.any():
-            # Use the Taylor expansion only where it is cheaper than evaluating the cell's keys:
-            # r queries cost r * n_alpha, plus size * n_alpha once if the moments are not cached,
-            # against r * size kernel evaluations. Otherwise the pair keeps descending (and is
-            # evaluated directly at the leaf); the error bound is unaffected.
-            n_alpha = len(tree.alphas)
-            uniq, inv, count = np.unique(node[acc_mask], return_inverse=True, return_counts=True)
-            cached = tree.moments[level][0][uniq] if level in tree.moments else np.zeros(uniq.size, bool)
-            worth = count * n_alpha + np.where(cached, 0, size * n_alpha) < count * size
-            acc_mask[acc_mask] = worth[inv]
-        # accepted cells: local Taylor expansion about the box centre
-        ia, na = qi[acc_mask], node[acc_mask]
-        if ia.size:
-            scale = np.exp((smax[acc_mask] + smin[acc_mask]) / 2 - M[ia])
-            tree.dense_moments(level, np.unique(na))        # fill the moment cache once per level
-            cache = tree.moments[level][1]
-            for nd, idx in _groups(na):
-                rows = ia[idx]
-                pw = PW[rows]
-                T = np.einsum("ra,ab->rb", pw[:, 0, :], cache[nd])  # contract the first coordinate
-                for t in range(1, tree.d):       # then the others, one at a time
-                    T = np.einsum("rab,ra->rb", T.reshape(rows.size, p + 1, -1), pw[:, t, :])
-                acc[rows] += scale[idx, None] * T
-            st["accepted"] += int(ia.size)
-            st["accepted_keys"] += int(ia.size) * size
-        rest = ~acc_mask
-        if level == tree.depth:
-            il, nl = qi[rest], node[rest]
-            for nd, idx in _groups(nl):
-                rows = il[idx]
-                kb = tree.keys[nd * size:(nd + 1) * size]
-                vb = tree.values[nd * size:(nd + 1) * size]
-                logits = np.einsum("rt,jt->rj", Q[rows], kb) - M[rows, None]
-                acc[rows] += np.einsum("rj,jv->rv", np.exp(logits), vb)
-            st["direct"] += int(il.size) * size
-        else:
-            qi = np.repeat(qi[rest], 2)
-            node = (2 * np.repeat(node[rest], 2)) + np.tile([0, 1], int(rest.sum()))
+    counts = np.zeros((nq, len(_COUNTS)), np.int64)
+    _in_threads(_traverse, nq, np.ascontiguousarray(Q[order]), tree.keys, tree.values, tree.lo, tree.hi, tree.moments, tree.depth, tree.leaf,
+              math.log(tree.keys.shape[0] / eps) if prune else math.inf, w, parent, coord, acc, counts)
     if stats is not None:
         stats.clear()
-        stats.update(st)
+        stats.update(zip(_COUNTS, (int(c) for c in counts.sum(0))))
         stats["n_alpha"] = len(tree.alphas)
-        stats["hull"] = len(tree.hull)
-        stats["moments"] = tree.moment_work - moment_work0
-        stats["work"] = (st["visits"] + st["accepted"] * len(tree.alphas) + st["direct"]
-                         + nq * len(tree.hull) + stats["moments"])
-    return acc[:, :-1] / acc[:, -1:]
+        stats["moments"] = tree.moment_work
+        stats["work"] = (stats["visits"] + stats["accepted"] * stats["n_alpha"] + stats["direct"]
+                         + stats["max_visits"] + stats["max_evals"] + stats["moments"])
+    out = np.empty((nq, acc.shape[1] - 1))
+    out[order] = acc[:, :-1] / acc[:, -1:]
+    return out
 
 
 def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
-    r"""The polynomial method without pruning or localisation (Alman & Song-style contrast).
+    r"""The polynomial method without pruning or localisation (the contrast in the style of Alman & Song).
 
     Replaces :math:`\exp(q\cdot k)` by its degree-``p`` Taylor polynomial about
     :math:`q\cdot k = 0` for every pair, evaluated in :math:`O(n\binom{p+d}{d})` time through
@@ -509,12 +469,78 @@ def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
     ------
     ValueError
         On wrong shapes, non-finite entries or ``p < 0``.
+
+    Examples
+    --------
+    >>> Q = [[0.1, 0.2]]; K = [[0.3, -0.1], [0.0, 0.2]]; V = [[1.0], [-1.0]]
+    >>> round(float(global_poly_attention(Q, K, V, p=12)[0, 0]), 6)   # exact: tanh(-0.015)
+    -0.014999
     """
     K = as_array("K", K, ndim=2, min_size=1)
     Q = as_array("Q", Q, ndim=2, shape=(None, K.shape[1]))
     V = as_array("V", V, ndim=2, shape=(K.shape[0], None))
     p = check_int("p", p, minimum=0)
-    A = multi_indices(K.shape[1], p)
-    S = _monomials(K, A).T @ np.hstack([V, np.ones((K.shape[0], 1))])
-    num = (_monomials(Q, A) * np.exp(-_log_factorials(A))) @ S
+    A, _, _, inv_fact, _ = _tables(K.shape[1], p)
+    S = monomials(K, A).T @ np.hstack([V, np.ones((K.shape[0], 1))])
+    num = (monomials(Q, A) * inv_fact) @ S
     return num[:, :-1] / num[:, -1:]
+
+
+_LAYOUTS = ("uniform", "axis", "mixture")
+
+
+def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
+    r"""Queries, keys and values with entries bounded by ``B``, in one of three layouts.
+
+    * ``"uniform"``: :math:`Q, K` uniform on :math:`[-B, B]^{n\times d}`;
+    * ``"axis"``: keys uniform as above, queries on the first coordinate axis,
+      :math:`q_i = (s_i, 0, \dots, 0)` with :math:`s_i` uniform on :math:`[-B, B]`: every query's
+      pruning window is then a strip along a face of the key cube (the hardest case for a kd-tree);
+    * ``"mixture"``: queries uniform, keys from a mixture of 5 Gaussians (centres uniform on
+      :math:`[-0.7, 0.7]^d`, standard deviation 0.1) rescaled so that :math:`\max|K| = B`.
+
+    Values are uniform on :math:`[-1, 1]^{n\times 1}`.
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens (>= 1).
+    d : int
+        Head dimension (>= 1).
+    B : float
+        Entry bound (> 0); a temperature :math:`\tau` corresponds to :math:`B/\sqrt\tau`.
+    layout : {"uniform", "axis", "mixture"}, default "uniform"
+    rng : numpy.random.Generator
+        Source of randomness (keyword-only).
+
+    Returns
+    -------
+    Q, K : ndarray, shape (n, d)
+    V : ndarray, shape (n, 1)
+
+    Raises
+    ------
+    ValueError
+        On a non-positive size or bound, an unknown layout, or an ``rng`` that is not a Generator.
+
+    Examples
+    --------
+    >>> Q, K, V = attention_inputs(4, 2, 3.0, layout="axis", rng=np.random.default_rng(0))
+    >>> Q.shape, K.shape, V.shape, float(np.abs(Q[:, 1]).max()), bool(np.abs(K).max() <= 3.0)
+    ((4, 2), (4, 2), (4, 1), 0.0, True)
+    """
+    n = check_int("n", n, minimum=1)
+    d = check_int("d", d, minimum=1)
+    B = check_real("B", B, minimum=0.0, strict_min=True)
+    layout = check_option("layout", layout, _LAYOUTS)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    Q = rng.uniform(-B, B, (n, d))
+    K = rng.uniform(-B, B, (n, d))
+    if layout == "axis":
+        Q[:, 1:] = 0.0
+    elif layout == "mixture":
+        centres = rng.uniform(-0.7, 0.7, (5, d))
+        K = centres[rng.integers(0, 5, n)] + 0.1 * rng.standard_normal((n, d))
+        K *= B / np.abs(K).max()
+    return Q, K, rng.uniform(-1, 1, (n, 1))
