@@ -16,7 +16,7 @@ NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
 LAUNCH := $(patsubst book/chapters/%.ipynb,_build/launch/book/chapters/%.ipynb,$(wildcard book/chapters/*.ipynb))
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: help venv reader-venv book test unit nbval browser-test regenerate ledger lab launch lock clean
+.PHONY: help venv reader-venv book test unit nbval browser-test regenerate bench ledger lab launch lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -61,6 +61,9 @@ browser-test: venv  ## drive headless Chromium over the built book (needs `make 
 
 regenerate: venv  ## re-execute chapters and rewrite outputs, ledger and status: make regenerate [CHAPTERS="a b"]
 	$(BIN)/python tools/regenerate.py $(CHAPTERS)
+
+bench: venv  ## time the fast-attention algorithm against the best exact peer (writes book/chapters/data/fast_attention_bench*.csv)
+	$(BIN)/python tools/bench_fast_attention.py
 
 ledger: venv  ## rewrite the claims ledger and status page from the committed notebooks
 	$(BIN)/python tools/ledger.py
