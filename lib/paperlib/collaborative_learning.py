@@ -48,6 +48,11 @@ from .multi_agent_systems import _strict_real as check_real
 
 __all__ = ["METHODS", "simulate", "asymptotic_mse", "pooled_ratio", "affinity_grid"]
 
+_PROBE_EXEMPTIONS = {
+    "pooled_ratio": {"axis": {"negative": "a negative axis counts from the end (numpy convention); "
+                                          "one out of range is refused"}},
+}
+
 #: The learners run side by side by :func:`simulate`, in the order of its output.
 METHODS = ("independent", "fedavg", "affpcl", "affpcl_no_rho")
 

@@ -595,6 +595,8 @@ def hinge_rounds(X, y, x0, gamma, *, eps, max_rounds, local=None, alpha=None) ->
     >>> hinge_rounds(X, y, -np.ones((2, 1)), 1.0, eps=1e-6, max_rounds=500) < 500
     True
     """
+    d = as_array("X", X, ndim=3, min_size=1).shape[2]
+    x0 = as_array("x0", x0, shape=(d, None), min_size=1)
     f0 = smooth_hinge_loss(X, y, x0)
     X, y, x = np.asarray(X, float), np.asarray(y, float), np.asarray(x0, float).copy()
     gamma = _gamma(gamma, positive=False)

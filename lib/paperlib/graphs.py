@@ -163,6 +163,12 @@ def sample_graph_features(n: int, d: int, *, m: int = 8, rng: np.random.Generato
     ------
     ValueError
         If a size is not a positive integer or ``rng`` is not a Generator.
+
+    Examples
+    --------
+    >>> Z = sample_graph_features(3, 2, m=4, rng=np.random.default_rng(0))
+    >>> np.round(Z, 3).tolist()
+    [[0.648, 0.603], [-2.498, -0.923], [-0.334, 1.401]]
     """
     n = check_int("n", n, minimum=1)
     d = check_int("d", d, minimum=1)
@@ -199,6 +205,12 @@ def sparse_packing_targets(d: int, ks, *, radius: float = 1.0, rng: np.random.Ge
     ------
     ValueError
         If ``d`` is not a positive integer, a ``k`` is outside ``[1, d]``, or ``radius <= 0``.
+
+    Examples
+    --------
+    >>> B = sparse_packing_targets(4, [1, 2], rng=np.random.default_rng(0))
+    >>> B.tolist()
+    [[0.0, 0.0], [0.0, -0.5], [0.0, 0.0], [1.0, -0.5]]
     """
     d = check_int("d", d, minimum=1)
     ks = [check_int("ks[i]", int(k) if isinstance(k, np.integer) else k, minimum=1, maximum=d) for k in ks]
@@ -346,11 +358,27 @@ def worst_case_excess_risk(ns, d: int, ks, *, n_seeds: int = 8, sigma: float = 1
     Theorem 1 of Ghasemi & Pishro-Nik predicts ``max_k risk ≥ K σ (v_s/L) sqrt(log d / n)``; for
     the lasso the matching upper bound is of the same order, so ``max_k risk / sqrt(log d / n)``
     should be flat in ``n`` and ``d``. A single fixed ``k`` (a fixed target) converges faster.
+
+    Examples
+    --------
+    >>> risk = worst_case_excess_risk([8, 16], 4, [1, 2], n_seeds=2, iters=50, rng=np.random.default_rng(0))
+    >>> np.round(risk, 3).tolist()
+    [[0.517, 0.339], [0.328, 0.298]]
     """
-    ns = [check_int("ns[i]", int(n), minimum=2) for n in ns]
+    ns = as_array("ns", ns, ndim=1, dtype=np.int64)
+    if ns.min() < 2:
+        raise ValueError(f"ns must be >= 2, got {ns.tolist()}")
+    ns = ns.tolist()
     d = check_int("d", d, minimum=2)
+    ks = as_array("ks", ks, ndim=1, dtype=np.int64)
+    if ks.min() < 1 or ks.max() > d:
+        raise ValueError(f"ks must lie in [1, d = {d}], got {ks.tolist()}")
+    ks = ks.tolist()
     n_seeds = check_int("n_seeds", n_seeds, minimum=1)
     sigma = check_real("sigma", sigma, minimum=0.0, strict_min=True)
+    check_real("radius", radius, minimum=0.0, strict_min=True)
+    check_int("m", m, minimum=2)
+    check_int("iters", iters, minimum=1)
     rng = _check_rng(rng)
     out = np.zeros((len(ns), len(ks)))
     for i, n in enumerate(ns):
@@ -409,6 +437,11 @@ def largest_component(A) -> np.ndarray:
     ------
     ValueError
         If ``A`` is not a square symmetric non-negative matrix.
+
+    Examples
+    --------
+    >>> largest_component(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])).tolist()
+    [0, 1, 2]
     """
     A = _check_adjacency("A", A)
     _, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
@@ -438,6 +471,12 @@ def load_cora(path: str | None = None) -> CoraGraph:
     ------
     ModuleNotFoundError
         If ``path`` is not given and ``graphdatascience`` is not installed.
+
+    Examples
+    --------
+    >>> cora = load_cora()
+    >>> cora.A.shape, cora.X.shape, cora.n_edges_full, cora.n_components_full
+    ((2485, 2485), (2485, 1433), 5278, 78)
     """
     import pandas as pd
 
@@ -493,6 +532,11 @@ def normalized_laplacian_lambda2(A) -> float:
     -----
     Dense ``eigvalsh`` up to 400 nodes; above, ``scipy.sparse.linalg.eigsh`` in shift-invert mode
     around ``σ = -1e-3`` (``𝓛 - σI`` is positive definite, so the factorisation is stable).
+
+    Examples
+    --------
+    >>> round(normalized_laplacian_lambda2(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])), 4)
+    1.0
     """
     A = _check_adjacency("A", A)
     keep = largest_component(A)
@@ -526,10 +570,15 @@ def edge_homophily(A, y) -> float:
     Raises
     ------
     ValueError
-        If shapes disagree or the graph has no edges.
+        If shapes disagree, ``y`` holds a non-integer, or the graph has no edges.
+
+    Examples
+    --------
+    >>> edge_homophily(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]), np.array([0, 0, 1, 1]))
+    0.5
     """
     A = _check_adjacency("A", A)
-    y = as_array("y", y, ndim=1, shape=(A.shape[0],), dtype=None)
+    y = as_array("y", y, ndim=1, shape=(A.shape[0],), dtype=np.int64)
     C = sp.triu(A, k=1).tocoo()
     if C.nnz == 0:
         raise ValueError("A must have at least one edge")
@@ -572,6 +621,12 @@ def contextual_sbm(N: int, K: int, avg_degree: float, h: float, d: int, mu: floa
     ------
     ValueError
         On invalid sizes or probabilities above one.
+
+    Examples
+    --------
+    >>> A, X, y = contextual_sbm(20, 2, 4.0, 0.9, 3, 1.0, rng=np.random.default_rng(0))
+    >>> A.shape, X.shape, np.bincount(y).tolist()
+    ((20, 20), (20, 3), [10, 10])
     """
     N = check_int("N", N, minimum=4)
     K = check_int("K", K, minimum=2, maximum=N // 2)
@@ -621,6 +676,13 @@ def degree_preserving_rewire(A, nswaps: int, *, rng: np.random.Generator) -> sp.
     ------
     ValueError
         If ``A`` is invalid or ``nswaps < 1``.
+
+    Examples
+    --------
+    >>> ring = np.roll(np.eye(6), 1, axis=1) + np.roll(np.eye(6), -1, axis=1)   # the 6-cycle
+    >>> B = degree_preserving_rewire(ring, 2, rng=np.random.default_rng(0))
+    >>> np.asarray(B.sum(axis=1)).ravel().tolist()
+    [2.0, 2.0, 2.0, 2.0, 2.0, 2.0]
     """
     A = _check_adjacency("A", A)
     nswaps = check_int("nswaps", nswaps, minimum=1)
@@ -660,6 +722,12 @@ def sgc_features(A, X, *, hops: int = 2) -> np.ndarray:
     ------
     ValueError
         If shapes disagree, entries are not finite or ``hops < 0``.
+
+    Examples
+    --------
+    >>> F = sgc_features(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]), np.array([[1.0], [0.0], [0.0], [2.0]]), hops=1)
+    >>> np.round(F, 4).ravel().tolist()
+    [0.5, 0.4082, 0.0, 2.0]
     """
     A = _check_adjacency("A", A)
     X = as_array("X", X, ndim=2, shape=(A.shape[0], None))
@@ -695,6 +763,12 @@ def sgc_gram(A, X, *, hops: int = 2) -> np.ndarray:
     ------
     ValueError
         As :func:`sgc_features`.
+
+    Examples
+    --------
+    >>> K = sgc_gram(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]), np.array([[1.0], [0.0], [0.0], [2.0]]), hops=1)
+    >>> np.round(K, 4).tolist()
+    [[0.25, 0.2041, 0.0, 1.0], [0.2041, 0.1667, 0.0, 0.8165], [0.0, 0.0, 0.0, 0.0], [1.0, 0.8165, 0.0, 4.0]]
     """
     A = _check_adjacency("A", A)
     X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else as_array("X", X, ndim=2)
@@ -750,13 +824,26 @@ def ridge_learning_curve(K, y, ns, *, n_seeds: int = 5, lam: float = 1e-3,
     ValueError
         On a non-square ``K``, shape mismatch, non-finite entries, ``lam <= 0`` or an ``n``
         outside ``[1, N-1]``.
+
+    Examples
+    --------
+    >>> F = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [1.0, 0.2], [0.2, 1.0]])
+    >>> y = np.array([0, 0, 1, 1, 0, 1])
+    >>> err, mse = ridge_learning_curve(F @ F.T, y, [2, 4], n_seeds=3, rng=np.random.default_rng(0))
+    >>> np.round(err, 3).tolist(), np.round(mse, 3).tolist()
+    ([0.5, 0.0], [0.949, 0.019])
     """
     K = as_array("K", K, ndim=2, min_size=4)
     N = K.shape[0]
     if K.shape != (N, N):
         raise ValueError(f"K must be a square Gram matrix, got shape {K.shape}")
-    y = as_array("y", y, ndim=1, shape=(N,), dtype=None).astype(int)
-    ns = [check_int("ns[i]", int(n), minimum=1, maximum=N - 1) for n in ns]
+    y = as_array("y", y, ndim=1, shape=(N,), dtype=np.int64).astype(int)
+    if y.min() < 0:
+        raise ValueError(f"y must hold labels in {{0, ..., C-1}}, got {y.min()}")
+    ns = as_array("ns", ns, ndim=1, dtype=np.int64)
+    if ns.min() < 1 or ns.max() > N - 1:
+        raise ValueError(f"ns must lie in [1, N - 1 = {N - 1}], got {ns.tolist()}")
+    ns = ns.tolist()
     n_seeds = check_int("n_seeds", n_seeds, minimum=1)
     lam = check_real("lam", lam, minimum=0.0, strict_min=True)
     rng = _check_rng(rng)
@@ -825,8 +912,14 @@ def ratio_diagnostics(ns, err, d: int) -> RatioDiagnostics:
     ``slope_ratio1 = slope_err + 1/2`` exactly, and ``slope_ratio2 ≈ slope_err + 1/ln n``: both are
     fixed transforms of one learning-curve slope, which is why a flat Ratio₂ only says
     ``Err ∝ 1 / log n`` over the range, whatever produces it.
+
+    Examples
+    --------
+    >>> diag = ratio_diagnostics([16, 64, 256], [0.4, 0.2, 0.1], 8)
+    >>> round(diag.slope_err, 3), round(diag.slope_ratio1, 3), np.round(diag.ratio2, 4).tolist()
+    (-0.5, 0.0, [0.1386, 0.104, 0.0693])
     """
-    ns = as_array("ns", ns, ndim=1, min_size=2)
+    ns = as_array("ns", ns, ndim=1, dtype=np.int64, min_size=2).astype(float)
     err = as_array("err", err, ndim=1, shape=(ns.size,))
     d = check_int("d", d, minimum=2)
     if np.any(ns < 2):

@@ -32,9 +32,16 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real
+from paperlib._validation import as_array, check_int, check_real, is_traced
 from paperlib.mlp import mlp_apply, mlp_flops, mlp_init  # noqa: F401  (re-exported: part of this module's API)
 from paperlib.training import train
+
+_CELLS = "leading axes are batch axes: cells of shape (..., w) are valid"
+_PROBE_EXEMPTIONS = {
+    "ca_step": {"rows": {"array_rank": _CELLS}},
+    "centre_trajectory": {"x": {"array_rank": _CELLS}},
+    "light_cone_label": {"x": {"array_rank": _CELLS}},
+}
 
 __all__ = [
     "rule_table",
@@ -78,6 +85,11 @@ def rule_table(rule: int = 110) -> np.ndarray:
     ------
     ValueError
         If ``rule`` is not an integer in ``[0, 255]``.
+
+    Examples
+    --------
+    >>> rule_table(110).tolist()
+    [0, 1, 1, 1, 0, 1, 1, 0]
     """
     rule = check_int("rule", rule, minimum=0, maximum=255)
     return np.array([(rule >> k) & 1 for k in range(8)], dtype=np.int32)
@@ -102,9 +114,15 @@ def ca_step(rows, rule: int = 110):
     Raises
     ------
     ValueError
-        If ``rows`` has fewer than 3 cells in its last axis.
+        If ``rows`` is empty, holds a cell other than 0 or 1, or has fewer than 3 cells in its last
+        axis.
+
+    Examples
+    --------
+    >>> ca_step(np.array([[0, 1, 1, 0, 1]])).tolist()
+    [[1, 1, 1]]
     """
-    rows = jnp.asarray(rows, dtype=jnp.int32)
+    rows = jnp.asarray(_check_cells("rows", rows), dtype=jnp.int32)
     if rows.ndim < 1 or rows.shape[-1] < 3:
         raise ValueError(f"rows must have a last axis of length >= 3, got shape {rows.shape}")
     table = jnp.asarray(rule_table(rule))
@@ -151,9 +169,14 @@ def centre_trajectory(x, depth: int, rule: int = 110):
     Raises
     ------
     ValueError
-        If ``W`` is even, or ``depth`` is out of range.
+        If ``x`` is empty or holds a cell other than 0 or 1, ``W`` is even, or ``depth`` is out of range.
+
+    Examples
+    --------
+    >>> centre_trajectory(np.array([[0, 0, 0, 1, 0, 0, 0]]), 3).tolist()
+    [[1, 1, 1]]
     """
-    x = jnp.asarray(x, dtype=jnp.int32)
+    x = jnp.asarray(_check_cells("x", x), dtype=jnp.int32)
     if x.ndim < 1 or x.shape[-1] % 2 == 0:
         raise ValueError(f"x must have an odd last axis (a centre cell), got shape {x.shape}")
     depth = check_int("depth", depth, minimum=1, maximum=(x.shape[-1] - 1) // 2)
@@ -179,9 +202,14 @@ def light_cone_label(x, L: int, rule: int = 110):
     Raises
     ------
     ValueError
-        If ``W`` is even or ``L`` is out of range.
+        If ``x`` is empty or holds a cell other than 0 or 1, ``W`` is even or ``L`` is out of range.
+
+    Examples
+    --------
+    >>> light_cone_label(np.array([[0, 0, 1, 1, 0], [1, 0, 1, 0, 1]]), 2).tolist()
+    [0, 0]
     """
-    x = jnp.asarray(x, dtype=jnp.int32)
+    x = jnp.asarray(_check_cells("x", x), dtype=jnp.int32)
     if x.ndim < 1 or x.shape[-1] % 2 == 0:
         raise ValueError(f"x must have an odd last axis (a centre cell), got shape {x.shape}")
     c = x.shape[-1] // 2
@@ -217,6 +245,12 @@ def make_batch(key, batch: int, width: int, depth: int, rule: int = 110):
     ------
     ValueError
         If ``batch < 1``, ``width`` is even or below 3, or ``depth`` is not in ``[1, (width - 1) // 2]``.
+
+    Examples
+    --------
+    >>> x, labels = make_batch(jax.random.key(0), 2, 5, 2)
+    >>> x.shape, labels.shape
+    ((2, 5), (2, 2))
     """
     batch = check_int("batch", batch, minimum=1)
     width = check_int("width", width, minimum=3)
@@ -232,6 +266,18 @@ def _check_bits(x):
     x = as_array("x", x, ndim=2, dtype=float)
     if not np.all((x == 0) | (x == 1)):
         raise ValueError("x must contain only 0 and 1 cells")
+    return x.astype(np.int32)
+
+
+def _check_cells(name, x):
+    """Validate an array of 0/1 cells of any rank >= 1; a JAX tracer passes through unchecked."""
+    if is_traced(x):
+        return x
+    x = as_array(name, x, ndim=None, dtype=float)
+    if x.ndim < 1:
+        raise ValueError(f"{name} must have at least one axis (the cells), got shape {x.shape}")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError(f"{name} must contain only 0 and 1 cells")
     return x.astype(np.int32)
 
 
@@ -264,8 +310,15 @@ def train_local_rule(key, *, hidden: int = 16, steps: int = 300, batch: int = 25
     ------
     ValueError
         If ``hidden``, ``batch`` or ``steps`` is not a positive integer, or ``learning_rate <= 0``.
+
+    Examples
+    --------
+    >>> params, losses = train_local_rule(jax.random.key(0), hidden=4, steps=5, batch=8)
+    >>> losses.shape, [w.shape for w, _ in params]
+    ((5,), [(3, 4), (4, 1)])
     """
     check_int("hidden", hidden, minimum=1)
+    check_int("steps", steps, minimum=1)
     check_int("batch", batch, minimum=1)
     check_real("learning_rate", learning_rate, minimum=0.0, strict_min=True)
     table = jnp.asarray(rule_table(rule))
@@ -314,6 +367,17 @@ def serial_predict(params, x, L: int):
     ------
     ValueError
         If ``x`` is not a 2-D array of 0/1 cells with an odd number of columns, or ``L`` is out of range.
+
+    Examples
+    --------
+    A hand-built one-step rule (a one-hot hidden layer over the 8 neighbourhoods) reproduces the
+    automaton exactly:
+
+    >>> corners = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])
+    >>> params = [(corners.T, -2.0 * np.ones(8)), ((20.0 * rule_table(110) - 10.0)[:, None], np.array([-5.0]))]
+    >>> x = np.array([[0, 0, 1, 1, 0], [0, 0, 1, 1, 1], [0, 1, 0, 0, 1]])
+    >>> serial_predict(params, x, 2).tolist(), light_cone_label(x, 2).tolist()
+    ([0, 1, 1], [0, 1, 1])
     """
     x = _check_bits(x)
     if x.shape[1] % 2 == 0:
@@ -346,8 +410,14 @@ def serial_flops(L: int, *, hidden: int = 16) -> int:
     ------
     ValueError
         If ``L`` is negative or ``hidden`` is not a positive integer.
+
+    Examples
+    --------
+    >>> serial_flops(4, hidden=8)
+    1312
     """
     L = check_int("L", L, minimum=0)
+    hidden = check_int("hidden", hidden, minimum=1)
     return L * L * mlp_flops((3, hidden, 1), output_nonlinearity=True)
 
 
@@ -390,18 +460,54 @@ def train_oneshot(key, depths, *, width: int = 33, hidden: int = 128, layers: in
     ValueError
         If ``width`` is even, a depth is out of range, a size is not a positive integer, or
         ``learning_rate <= 0``.
+
+    Examples
+    --------
+    >>> params, losses = train_oneshot(jax.random.key(0), np.array([1, 2]), width=5, hidden=2,
+    ...                                layers=1, steps=2, batch=2)
+    >>> losses.shape, params[0][0].shape
+    ((2, 2), (2, 5, 2))
     """
     return _train_vmapped(key, depths, "oneshot", width=width, hidden=hidden, layers=layers,
                           steps=steps, batch=batch, learning_rate=learning_rate, rule=rule)
 
 
 def oneshot_logits(params, x):
-    """Logit of ``P(y = 1 | x)`` from a one-shot MLP; ``x`` of {0,1}, shape (B, W) -> (B,)."""
+    """Logit of ``P(y = 1 | x)`` from a one-shot MLP; ``x`` of {0,1}, shape (B, W) -> (B,).
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not a 2-D array of 0/1 cells (not checked on a JAX tracer, inside ``jit``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [(rng.standard_normal((5, 4)), np.zeros(4)), (rng.standard_normal((4, 1)), np.zeros(1))]
+    >>> logits = oneshot_logits(params, np.array([[0, 0, 1, 1, 0], [1, 0, 1, 0, 1]]))
+    >>> np.round(np.asarray(logits, dtype=float), 3).tolist()
+    [0.0, -0.128]
+    """
+    if not is_traced(x):
+        x = _check_bits(x)
     return mlp_apply(params, 2.0 * jnp.asarray(x, jnp.float32) - 1.0)[..., 0]
 
 
 def oneshot_flops(*, width: int = 33, hidden: int = 128, layers: int = 2) -> int:
-    """FLOPs per example of one forward pass of the one-shot MLP (plus the final threshold)."""
+    """FLOPs per example of one forward pass of the one-shot MLP (plus the final threshold).
+
+    Raises
+    ------
+    ValueError
+        If ``width``, ``hidden`` or ``layers`` is not a positive integer.
+
+    Examples
+    --------
+    >>> oneshot_flops(width=5, hidden=4, layers=1)
+    58
+    """
+    width, hidden, layers = (check_int(nm, v, minimum=1) for nm, v in
+                             (("width", width), ("hidden", hidden), ("layers", layers)))
     return mlp_flops((width,) + (hidden,) * layers + (1,), output_nonlinearity=True)
 
 
@@ -414,7 +520,37 @@ def denoise(params, y, sigma, x):
     An x_0-predicting denoiser of the scalar output token (VE noising ``y_sigma = y_0 + sigma eps``,
     ``y_0 = 2y - 1``), conditioned on the clean input tokens, as in the paper's Fig. "diffusion
     architecture" (Sec. 4). Shapes: ``y`` (B,), ``sigma`` scalar or (B,), ``x`` (B, W) -> (B,).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not a finite 1-D array, ``sigma`` is not positive and finite, or ``x`` is not a
+        2-D array of 0/1 cells with one row per entry of ``y`` (arguments that are JAX tracers,
+        inside ``jit``, are not checked).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [(rng.standard_normal((7, 4)), np.zeros(4)), (rng.standard_normal((4, 1)), np.zeros(1))]
+    >>> x = np.array([[0, 0, 1, 1, 0], [1, 0, 1, 0, 1]])
+    >>> np.round(np.asarray(denoise(params, np.array([0.5, -1.0]), 0.5, x), dtype=float), 3).tolist()
+    [0.0, -0.969]
     """
+    # validate concrete arguments (a JAX tracer inside jit passes unchecked), then compute on the
+    # arguments as given, so that their dtypes are kept
+    y_shape = jnp.shape(y) if is_traced(y) else as_array("y", y, ndim=1).shape
+    if not is_traced(sigma):
+        s = as_array("sigma", sigma, ndim=(0, 1))
+        if s.ndim == 0:
+            check_real("sigma", s[()], minimum=0.0, strict_min=True)
+        elif np.any(s <= 0) or s.shape != y_shape:
+            raise ValueError(f"sigma must be positive, a scalar or of the shape of y {y_shape}, "
+                             f"got shape {s.shape}")
+    if not is_traced(x):
+        n_rows = _check_bits(x).shape[0]
+        if n_rows != y_shape[0]:
+            raise ValueError(f"x must have one row per entry of y ({y_shape[0]}), got {n_rows} rows")
+    y = jnp.asarray(y)
     x = 2.0 * jnp.asarray(x, jnp.float32) - 1.0
     sigma = jnp.broadcast_to(sigma, y.shape)
     h = jnp.concatenate([x, (y / jnp.sqrt(1.0 + sigma**2))[:, None], (jnp.log(sigma) / 3.0)[:, None]], axis=-1)
@@ -438,6 +574,13 @@ def train_denoiser(key, depths, *, width: int = 33, hidden: int = 128, layers: i
     ------
     ValueError
         As :func:`train_oneshot`, and if ``not 0 < sigma_min < sigma_max``.
+
+    Examples
+    --------
+    >>> params, losses = train_denoiser(jax.random.key(1), np.array([1, 2]), width=5, hidden=2,
+    ...                                 layers=1, steps=2, batch=2)
+    >>> losses.shape, params[0][0].shape
+    ((2, 2), (2, 7, 2))
     """
     check_real("sigma_min", sigma_min, minimum=0.0, strict_min=True)
     check_real("sigma_max", sigma_max, minimum=sigma_min, strict_min=True)
@@ -456,6 +599,7 @@ def _train_vmapped(key, depths, kind, *, width, hidden, layers, steps, batch, le
         check_int(nm, v, minimum=1)
     check_int("steps", steps, minimum=1)
     check_real("learning_rate", learning_rate, minimum=0.0, strict_min=True)
+    rule_table(rule)  # validates rule
     return _train_vmapped_jit(key, depths, kind, width, hidden, layers, steps, batch,
                               float(learning_rate), rule, float(sigma_min), float(sigma_max))
 
@@ -531,6 +675,15 @@ def diffusion_sample(params, x, n_steps: int, *, key, sigma_min: float = 0.01, s
     ------
     ValueError
         If ``n_steps < 1``, ``not 0 < sigma_min < sigma_max``, or ``x`` is not a 2-D array of 0/1 cells.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [(rng.standard_normal((7, 4)), np.zeros(4)), (rng.standard_normal((4, 1)), np.zeros(1))]
+    >>> x = np.array([[0, 0, 1, 1, 0], [1, 0, 1, 0, 1]])
+    >>> out = diffusion_sample(params, x, 3, key=jax.random.key(1))
+    >>> out.shape, set(np.asarray(out).tolist()) <= {0, 1}
+    ((2,), True)
     """
     n_steps = check_int("n_steps", n_steps, minimum=1)
     s_min = check_real("sigma_min", sigma_min, minimum=0.0, strict_min=True)
@@ -545,7 +698,19 @@ def diffusion_flops(n_steps: int, *, width: int = 33, hidden: int = 128, layers:
 
     Each pass costs the backbone ``(W + 2) -> hidden x layers -> 1`` with a tanh output, 8 FLOPs to
     build its two extra inputs (scale, square root, log) and 4 FLOPs for the DDIM update.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps``, ``width``, ``hidden`` or ``layers`` is not a positive integer.
+
+    Examples
+    --------
+    >>> diffusion_flops(3, width=5, hidden=4, layers=1)
+    341
     """
     n_steps = check_int("n_steps", n_steps, minimum=1)
+    width, hidden, layers = (check_int(nm, v, minimum=1) for nm, v in
+                             (("width", width), ("hidden", hidden), ("layers", layers)))
     per_pass = mlp_flops((width + 2,) + (hidden,) * layers + (1,), output_nonlinearity=True) + 8
     return int((n_steps + 1) * per_pass + 4 * n_steps + 1)

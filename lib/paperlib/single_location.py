@@ -41,7 +41,7 @@ import numpy as np
 import optax
 import scipy.optimize
 
-from paperlib._validation import check_int, check_real
+from paperlib._validation import as_array, check_bool, check_int, check_real, is_traced
 from paperlib.attention import linear_attention, softmax_attention
 from paperlib.training import train
 
@@ -64,6 +64,11 @@ __all__ = [
 
 ACTIVATIONS = ("softmax", "linear")
 
+_BATCH = "leading axes are batch axes: (..., L) or (..., d) of any rank is valid"
+_PROBE_EXEMPTIONS = {
+    "order_parameters": {"k": {"array_rank": _BATCH}, "v": {"array_rank": _BATCH}},
+}
+
 
 class OrderParameters(NamedTuple):
     r"""The seven overlaps that fix the risk of :math:`(k, v)` (paper, Sec. 3).
@@ -84,7 +89,7 @@ class OrderParameters(NamedTuple):
 
 # --------------------------------------------------------------------------- validation helpers
 def _check_activation(activation):
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
 
 
@@ -96,12 +101,13 @@ def _check_task(L, mu, sigma):
 
 
 def _check_finite_array(name, x, ndim):
-    x = jnp.asarray(x)
-    if x.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array, got shape {x.shape}")
-    if not bool(jnp.all(jnp.isfinite(x))):
-        raise ValueError(f"{name} contains NaN or inf")
-    return x
+    """Check a real, finite, non-empty array of rank ``ndim`` (None: any rank >= 1); keep its dtype."""
+    if is_traced(x):
+        return x
+    checked = as_array(name, x, ndim=ndim, dtype=None)
+    if checked.ndim < 1:
+        raise ValueError(f"{name} must be an array with at least one axis, got shape {checked.shape}")
+    return jnp.asarray(x)
 
 
 # --------------------------------------------------------------------------- data model
@@ -124,6 +130,12 @@ def make_teacher(d: int, *, rng: np.random.Generator):
     ------
     ValueError
         If ``d`` is not an integer >= 2.
+
+    Examples
+    --------
+    >>> k_star, v_star = make_teacher(4, rng=np.random.default_rng(0))
+    >>> np.round([k_star @ k_star, v_star @ v_star, k_star @ v_star], 6).tolist()
+    [4.0, 4.0, 0.0]
     """
     d = check_int("d", d, minimum=2)
     q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
@@ -157,6 +169,14 @@ def sample_slr(n: int, L: int, mu: float, sigma: float, k_star, v_star, *, rng: 
     ------
     ValueError
         On non-positive sizes, negative ``mu``/``sigma``, or teacher vectors of different shapes.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> k_star, v_star = make_teacher(4, rng=rng)
+    >>> X, y, loc = sample_slr(3, 2, 1.0, 0.1, k_star, v_star, rng=rng)
+    >>> X.shape, np.round(y, 3).tolist(), loc.tolist()
+    ((3, 2, 4), [-0.073, 0.889, 0.37], [1, 1, 1])
     """
     n = check_int("n", n, minimum=1)
     L, mu, sigma = _check_task(L, mu, sigma)
@@ -198,6 +218,12 @@ def sample_projections(n: int, L: int, mu: float, sigma: float, *, rng: np.rando
     ------
     ValueError
         On non-positive sizes or negative ``mu``/``sigma``.
+
+    Examples
+    --------
+    >>> proj = sample_projections(3, 2, 1.0, 0.1, rng=np.random.default_rng(0))
+    >>> sorted(proj), proj["h"].shape, np.round(proj["y"], 3).tolist()
+    (['g', 'h', 'w1', 'w2', 'y'], (3, 2), [-1.39, -0.032, -0.273])
     """
     n = check_int("n", n, minimum=1)
     L, mu, sigma = _check_task(L, mu, sigma)
@@ -240,10 +266,16 @@ def attention_readout(s, u, *, activation: str):
     Raises
     ------
     ValueError
-        On an unknown activation or mismatched shapes.
+        On an unknown activation, mismatched shapes, or non-finite or empty inputs.
+
+    Examples
+    --------
+    >>> s, u = np.array([[0.0, 1.0, 2.0]]), np.array([[1.0, 2.0, 3.0]])
+    >>> np.round(np.asarray(attention_readout(s, u, activation="softmax"), dtype=float), 4).tolist()
+    [2.5752]
     """
     _check_activation(activation)
-    s, u = jnp.asarray(s), jnp.asarray(u)
+    s, u = _check_finite_array("s", s, None), _check_finite_array("u", u, None)
     if s.shape != u.shape or s.ndim < 1:
         raise ValueError(f"s and u must have the same shape (..., L), got {s.shape} and {u.shape}")
     return _readout(s, u, activation)
@@ -273,6 +305,13 @@ def attention_predict(k, v, X, *, activation: str):
     ------
     ValueError
         On wrong shapes, non-finite inputs, or an unknown activation.
+
+    Examples
+    --------
+    >>> X = np.arange(12.0).reshape(2, 3, 2) / 10
+    >>> out = attention_predict(np.array([1.0, 0.0]), np.array([0.0, 1.0]), X, activation="linear")
+    >>> np.round(np.asarray(out, dtype=float), 4).tolist()
+    [0.7664, 3.0292]
     """
     _check_activation(activation)
     k = _check_finite_array("k", k, 1)
@@ -305,9 +344,18 @@ def order_parameters(k, v, k_star, v_star) -> OrderParameters:
     Raises
     ------
     ValueError
-        If the last dimensions do not match.
+        If an input is empty or not finite, ``k_star``/``v_star`` are not 1-D, or the last dimensions
+        do not match.
+
+    Examples
+    --------
+    >>> k_star, v_star = np.array([2.0, 0.0, 0.0, 0.0]), np.array([0.0, 2.0, 0.0, 0.0])
+    >>> op = order_parameters(np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.0, 1.0, 0.0, 1.0]), k_star, v_star)
+    >>> [round(float(f), 3) for f in op]
+    [0.5, 0.0, 0.0, 0.5, 0.25, 0.25, 0.0]
     """
-    k, v, k_star, v_star = (jnp.asarray(t) for t in (k, v, k_star, v_star))
+    k, v = _check_finite_array("k", k, None), _check_finite_array("v", v, None)
+    k_star, v_star = _check_finite_array("k_star", k_star, 1), _check_finite_array("v_star", v_star, 1)
     d = k_star.shape[-1]
     if k.shape[-1] != d or v.shape[-1] != d or v_star.shape != k_star.shape:
         raise ValueError(f"k, v, k_star, v_star must all end in d = {d}; got {k.shape}, {v.shape}, {v_star.shape}")
@@ -369,9 +417,24 @@ def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_s
     Raises
     ------
     ValueError
-        On an unknown activation or a negative ``q_k``/``q_v``.
+        On an unknown activation, an ``op`` that is not seven overlaps (or has non-finite entries),
+        a negative ``q_k``/``q_v``, or a non-boolean ``return_stderr``.
+
+    Examples
+    --------
+    >>> proj = sample_projections(200, 3, 1.0, 0.1, rng=np.random.default_rng(0))
+    >>> op = OrderParameters(1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+    >>> round(float(order_parameter_risk(op, proj, activation="softmax")), 3)
+    0.406
     """
     _check_activation(activation)
+    return_stderr = check_bool("return_stderr", return_stderr)
+    if not isinstance(op, tuple) or len(op) != 7:
+        raise ValueError(f"op must be an OrderParameters (seven overlaps), got {type(op).__name__}")
+    op = OrderParameters(*op)
+    for name, val in op._asdict().items():
+        if not is_traced(val):
+            as_array(f"op.{name}", val, ndim=(0, 1), dtype=None)
     for name in ("q_k", "q_v"):
         val = getattr(op, name)
         if not isinstance(val, jax.core.Tracer) and bool(jnp.any(jnp.asarray(val) < -1e-12)):
@@ -409,6 +472,12 @@ def bayes_risk(proj, *, mu: float, sigma: float):
     ------
     ValueError
         On negative ``mu`` or ``sigma``.
+
+    Examples
+    --------
+    >>> proj = sample_projections(200, 3, 1.0, 0.1, rng=np.random.default_rng(0))
+    >>> round(float(bayes_risk(proj, mu=1.0, sigma=0.1)), 3)
+    0.406
     """
     mu = check_real("mu", mu, minimum=0.0)
     sigma = check_real("sigma", sigma, minimum=0.0)
@@ -449,6 +518,11 @@ def linear_population_risk(L: int, mu: float, sigma: float):
     ------
     ValueError
         On invalid ``L``, ``mu`` or ``sigma``.
+
+    Examples
+    --------
+    >>> [round(float(t), 4) for t in linear_population_risk(4, 2.0, 0.1)]
+    [0.4386, 1.5, 0.1429]
     """
     L, mu, sigma = _check_task(L, mu, sigma)
     a = mu * (L - 1) / L
@@ -510,11 +584,16 @@ def fit_population(proj, *, activation: str, init=(0.5, 0.0, 0.0, 0.5)):
     ------
     ValueError
         On an unknown activation or an ``init`` of the wrong length.
+
+    Examples
+    --------
+    >>> proj = sample_projections(200, 3, 1.0, 0.1, rng=np.random.default_rng(0))
+    >>> risk, theta, stderr = fit_population(proj, activation="linear")
+    >>> round(risk, 3), np.round(theta, 2).tolist()
+    (0.483, [0.84, -0.06, 0.0, 0.26])
     """
     _check_activation(activation)
-    init = np.asarray(init, dtype=float)
-    if init.shape != (4,) or not np.all(np.isfinite(init)):
-        raise ValueError(f"init must be 4 finite numbers (a, b, c, e), got {init}")
+    init = as_array("init", init, shape=(4,), dtype=float)
     proj = {name: jnp.asarray(proj[name]) for name in ("h", "g", "y", "w1", "w2")}
     fun = lambda t: tuple(np.asarray(x, dtype=float) for x in _pop_value_and_grad(jnp.asarray(t), proj, activation))
     res = scipy.optimize.minimize(fun, init, jac=True, method="L-BFGS-B", options={"maxiter": 500})
@@ -586,6 +665,16 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
     -----
     The paper minimises the same objective with a quasi-Newton method at :math:`\sqrt{nd}=10^4`; we use
     Adam (optax) at much smaller :math:`d`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> k_star, v_star = make_teacher(3, rng=rng)
+    >>> X, y, _ = sample_slr(4, 2, 1.0, 0.1, k_star, v_star, rng=rng)
+    >>> W = np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
+    >>> p = train_erm(X, y, W, np.array([0.1, 0.1]), activation="softmax", steps=3, key=jax.random.key(0))
+    >>> p["k"].shape, p["v"].shape
+    ((2, 3), (2, 3))
     """
     _check_activation(activation)
     X = _check_finite_array("X", X, 3)
@@ -640,8 +729,17 @@ def empirical_risk(k, v, X, y, *, activation: str, return_stderr: bool = False):
     ------
     ValueError
         On wrong shapes, non-finite inputs, or an unknown activation.
+
+    Examples
+    --------
+    >>> X = np.arange(12.0).reshape(2, 3, 2) / 10
+    >>> k, v = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]])
+    >>> risk = empirical_risk(k, v, X, np.array([0.5, 1.0]), activation="softmax")
+    >>> np.round(np.asarray(risk, dtype=float), 4).tolist()
+    [0.0991, 0.1482]
     """
     _check_activation(activation)
+    return_stderr = check_bool("return_stderr", return_stderr)
     k = _check_finite_array("k", k, 2)
     v = _check_finite_array("v", v, 2)
     X = _check_finite_array("X", X, 3)
