@@ -155,6 +155,24 @@ def test_every_figure_has_image_data(slug):
 
 
 @pytest.mark.parametrize("slug", SLUGS)
+def test_every_figure_has_caption_and_alt_text(slug):
+    """A cell that stores an image carries a caption, a name and alt text (``mystnb`` metadata)."""
+    nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code" or not any(
+            any(m in o.get("data", {}) for m in IMAGE_MIMES) for o in c.get("outputs", [])
+        ):
+            continue
+        meta = c.metadata.get("mystnb", {})
+        figure, alt = meta.get("figure", {}), str(meta.get("image", {}).get("alt", "")).strip()
+        assert figure.get("caption") and figure.get("name"), (
+            f"{slug}: cell {i} stores an image without a figure caption and name in its mystnb metadata")
+        assert len(alt) >= 20, (
+            f"{slug}: figure {figure.get('name')} has no alt text (mystnb: image: alt: one sentence saying "
+            "what the figure shows)")
+
+
+@pytest.mark.parametrize("slug", SLUGS)
 def test_claims_were_checked_and_pass(slug):
     path = CHAPTERS / f"{slug}.ipynb"
     verdicts = ledger.claims_in_notebook(path)

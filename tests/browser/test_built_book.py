@@ -10,8 +10,7 @@ the proof index) is loaded at 1400 px and at 390 px wide, and once more with pri
 * **plain-text titles and navigation**: the browser tab title, the sidebar, the prev/next links hold no
   raw LaTeX (``$``, ``\\``) and no MyST syntax (``{role}```, ``:::``);
 * **alt text**: every ``<img>`` has a non-empty ``alt`` that is not its file name (Sphinx's fallback).
-  Report-only while chapters are being given alt text: set ``ALT_TEXT_STRICT`` (or
-  ``BOOK_ALT_TEXT_STRICT=1``) to make it fail;
+  strict (``BOOK_ALT_TEXT_STRICT=0`` turns it into a report while a new chapter is drafted);
 * chapters: typeset math, figures, Colab/Binder buttons that open the chapter's *launch notebook*
   (``_launch/book/chapters/<slug>.ipynb`` on ``launch_branch``, present in the built site), an edit
   button on the ``.md`` source, a last-updated date, and the proof index in the sidebar.
@@ -52,8 +51,8 @@ REPORT = ROOT / "_build" / "browser-report.json"
 sys.path.insert(0, str(ROOT / "tools"))
 import launch_notebooks  # noqa: E402
 
-#: Report-only until every chapter has alt text on its figures; then the lead flips this to True.
-ALT_TEXT_STRICT = os.environ.get("BOOK_ALT_TEXT_STRICT", "0") == "1"
+#: Every chapter's figures carry alt text: a missing one fails (BOOK_ALT_TEXT_STRICT=0 only reports).
+ALT_TEXT_STRICT = os.environ.get("BOOK_ALT_TEXT_STRICT", "1") != "0"
 #: Smallest font the old (90 dpi, seaborn "notebook") style used, for images without the PNG key.
 LEGACY_MIN_FONT_PT = 11.0
 
