@@ -38,6 +38,7 @@ import inspect
 import io
 import math
 import pkgutil
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,6 +236,13 @@ def _call_with(case: Case, value):
     bound.arguments[case.argument] = value
     with contextlib.redirect_stdout(io.StringIO()):
         return fn(*bound.args, **bound.kwargs)
+
+
+# Hypothesis resolves a settings attribute (``database``) through a chain of parent settings that grows with
+# every parametrized case run in one process; past about 900 cases in one pytest worker it exceeds Python's
+# default recursion limit of 1000 (seen with ``--dist loadfile``, which keeps this whole file on one worker).
+# The chain is finite (one link per case), so a higher limit is enough.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
