@@ -297,6 +297,43 @@ def test_hinge_rounds_converge_and_gd(rng):
     assert fx.hinge_rounds(X_bad, y_bad, x0, 1.0, eps=1e-6, max_rounds=300) == math.inf
 
 
+def _tolerance_loop(As, x0, gamma, eps, basis, tol):
+    """Plain loop: local GD per client until the subproblem gradient shrinks tol-fold, then extrapolate."""
+    L_g = mo.spectral_constants(mo.moreau_hessian(As, gamma))[0]
+    alpha = 1.0 / (gamma * L_g)
+    rounds, work = [], []
+    for b in range(x0.shape[1]):
+        x, d0, k, total = x0[:, b].copy(), np.sum((basis.T @ x0[:, b]) ** 2), 0, 0
+        while np.sum((basis.T @ x) ** 2) / d0 > eps:
+            zs, steps = [], []
+            for A in As:
+                L_i = np.linalg.eigvalsh(A)[-1]
+                z, s = x.copy(), 0
+                g0 = A @ z
+                while np.linalg.norm(A @ z + (z - x) / gamma) > tol * np.linalg.norm(g0):
+                    z = z - (A @ z + (z - x) / gamma) / (L_i + 1 / gamma)
+                    s += 1
+                zs.append(z)
+                steps.append(s)
+            x = x + alpha * (np.mean(zs, axis=0) - x)
+            k, total = k + 1, total + max(steps)
+        rounds.append(k)
+        work.append(total)
+    return np.array(rounds, float), np.array(work, float)
+
+
+@pytest.mark.parametrize("gamma, tol", [(0.3, 0.1), (3.0, 0.01)])
+def test_tolerance_run_matches_loop(clients, rng, gamma, tol):
+    x0 = rng.standard_normal((4, 3))
+    basis = mo.range_basis(clients.mean(axis=0))
+    out = fx.tolerance_run(clients, x0, gamma, eps=1e-6, basis=basis, tol=tol)
+    rounds, work = _tolerance_loop(clients, x0, gamma, 1e-6, basis, tol)
+    np.testing.assert_array_equal(out["rounds"], rounds)
+    np.testing.assert_array_equal(out["local_steps"], work)
+    L_max = np.linalg.eigvalsh(clients)[:, -1].max()
+    assert out["max_steps"].max() <= math.ceil(math.log(1 / tol) * (1 + gamma * L_max))
+
+
 # ---------------------------------------------------------------------------------------------
 # loud errors
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +371,9 @@ def test_hinge_rounds_converge_and_gd(rng):
                                   rule="polyak"), "rule"),
         (lambda: fx.run_fedexprox(np.eye(2)[None].repeat(3, 0), np.ones((2, 1)), 1.0, rounds=1, basis=np.eye(2),
                                   sample_size=2), "rng"),
+        (lambda: fx.tolerance_run(np.eye(2)[None], np.ones((2, 1)), 1.0, eps=1e-3, basis=np.eye(2), tol=1.0), "tol"),
+        (lambda: fx.tolerance_run(np.array([np.diag([1.0, 0.0]), np.diag([0.0, 4.0])]), np.ones((2, 1)), 1.0,
+                                  eps=1e-6, basis=np.eye(2), tol=0.1, max_rounds=1), "max_rounds"),
         (lambda: fx.hinge_clients(2, 2, 2, margin=0.0, rng=np.random.default_rng(0)), "margin"),
         (lambda: fx.smooth_hinge_loss(np.ones((1, 2, 2)), np.ones((1, 3)), np.ones((2, 1))), "y"),
         (lambda: fx.hinge_rounds(np.ones((1, 1, 1)), np.ones((1, 1)), np.array([[5.0]]), 1.0, eps=0.5,
