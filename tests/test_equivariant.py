@@ -98,7 +98,7 @@ def test_train_networks_readout_beats_shallow_on_s2():
 # --------------------------------------------------------------------------- exact floors
 @pytest.mark.parametrize(("target", "space", "value"), [
     (S2, "CI", 5 / 6), (S3, "CI", 308 / 1025), (XS, "C", 5 / 7), (P2, "C", 2 / 3),
-    (P2, "PC", 4 / 9), (XS, "PC", 0.0), (lambda v: v**3, "C", 0.0), (lambda v: (v**2).sum(-1), "CI", 0.0),
+    (P2, "PC", 4 / 9), (lambda v: ((v**2).sum(-1)) ** 2, "CI", 28 / 411), (XS, "PC", 0.0), (lambda v: v**3, "C", 0.0), (lambda v: (v**2).sum(-1), "CI", 0.0),
 ])
 def test_exact_floor_closed_forms(target, space, value):
     """Closed forms derived by hand in the chapter (uniform coordinates on [-1, 1], n = 3)."""
