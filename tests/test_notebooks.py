@@ -13,7 +13,9 @@ what make "committed outputs reproduce from the current code" mean something:
 5. no stored error output, except in cells tagged ``raises-exception``;
 6. every figure stored image data (a ``<Figure size ...>`` text alone means the image was lost);
 7. the kernelspec is ``python3``; the notebook stays under a size budget;
-8. the chapter printed at least one claim verdict, at least one of kind ``reproduction``, every
+8. every figure reads on a phone: its smallest text, shrunk to a 390 px screen, is at least
+   ``PHONE_MIN_FONT_PX`` CSS pixels (estimated from the PNG's width, dpi and the style's font key);
+9. the chapter printed at least one claim verdict, at least one of kind ``reproduction``, every
    verdict is PASS, and it declared its headline verdict exactly once.
 
 Every failure names the chapter and the command that fixes it.
@@ -37,6 +39,27 @@ SLUGS = ledger.toc_chapters()
 
 #: Cell metadata that jupytext never writes to the .md, or that is execution bookkeeping.
 IGNORED_CELL_METADATA = {"execution", "collapsed", "scrolled", "jupyter", "ExecuteTime", "trusted"}
+
+
+#: Width (CSS px) at which a figure is displayed on a 390 px-wide phone (measured by the browser test).
+PHONE_FIGURE_WIDTH_PX = 343
+#: Smallest legible figure text at that width. With the book style's smallest font (13.2 pt) this
+#: allows figures up to 8.4 inches wide; wider multi-panel figures must be stacked or put in a grid.
+PHONE_MIN_FONT_PX = 7.5
+
+
+def phone_font_px(png_bytes: bytes) -> tuple[float, float]:
+    """(figure width in inches, estimated smallest text in CSS px at 390 px) of a book PNG."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png_bytes)) as im:
+        dpi = float((im.info.get("dpi") or (72.0, 72.0))[0])
+        pt = float((getattr(im, "text", {}) or {}).get("book-min-font-pt", 11.0))
+        width_in = im.size[0] / dpi
+    shown = min(PHONE_FIGURE_WIDTH_PX, im.size[0] / 2)  # a 2x PNG is never shown above its 1x size
+    return width_in, pt * (dpi / 72) * shown / im.size[0]
 
 
 def _fix(slug: str) -> str:
@@ -170,6 +193,26 @@ def test_every_figure_has_caption_and_alt_text(slug):
         assert len(alt) >= 20, (
             f"{slug}: figure {figure.get('name')} has no alt text (mystnb: image: alt: one sentence saying "
             "what the figure shows)")
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_figure_reads_at_phone_width(slug):
+    """No figure's text shrinks below PHONE_MIN_FONT_PX when the page is 390 px wide."""
+    import base64
+
+    nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
+    small = []
+    for c in nb.cells:
+        for o in c.get("outputs", []) if c.cell_type == "code" else []:
+            png = o.get("data", {}).get("image/png")
+            if png:
+                width_in, px = phone_font_px(base64.b64decode(png))
+                if px < PHONE_MIN_FONT_PX:
+                    name = c.metadata.get("mystnb", {}).get("figure", {}).get("name", "?")
+                    small.append(f"{name} ({width_in:.1f} in wide: {px:.1f} px)")
+    assert not small, (
+        f"{slug}: figure text below {PHONE_MIN_FONT_PX} px at 390 px width: {small}; make the figure at most "
+        f"8 inches wide (stack or grid the panels), then {_fix(slug)}")
 
 
 @pytest.mark.parametrize("slug", SLUGS)

@@ -10,8 +10,10 @@ Legibility: a figure shown on a 390 px-wide phone is scaled to about 360 px. Tex
 measures about ``p * 90/72 * 350/590`` CSS pixels, so the smallest text of the style (tick labels and
 legends, 13.2 pt) measures about 9.6 px; the previous style (11 pt) gave 8 px. A chapter's
 ``fontsize="small"`` legend is 0.83 times that, and a figure wider than 6.4 inches shrinks further
-(two panels side by side at 9 inches: 6.9 px), so panels meant for phones are better stacked. The smallest font size is written into every PNG (text
-key ``book-min-font-pt``), which the browser test uses to estimate what a phone shows.
+(two panels side by side at 9 inches: 6.9 px). The book requires at least 7.5 px, so **no figure is
+wider than 8 inches**: three or more panels go in a grid or a vertical stack. The smallest font size is
+written into every PNG (text key ``book-min-font-pt``), from which the notebook gate and the browser
+test estimate what a phone shows.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ It also **measures** and reports (terminal summary, and ``_build/browser-report.
 blocks per page and width, images without alt text per chapter, and the smallest figure text at
 390 px, estimated per figure as ``pt * dpi / 72 * displayed width / natural width`` from the PNG's dpi
 and the book style's smallest font (tick labels; ``paperlib.plotting`` writes it into each PNG as
-``book-min-font-pt``; images without it predate that and used 11 pt). Screenshots land in
+``book-min-font-pt``; images without it predate that and used 11 pt). That estimate must reach
+``PHONE_MIN_FONT_PX`` (7.5 px) for every figure: at 390 px a wider figure's text cannot be read without
+zooming (the notebook gate checks the same from the stored PNGs). Screenshots land in
 ``_build/screenshots/``.
 
 Needs ``make book`` first and Debian's ``chromium`` + ``chromium-driver``; run with ``make browser-test``.
@@ -55,6 +57,8 @@ import launch_notebooks  # noqa: E402
 ALT_TEXT_STRICT = os.environ.get("BOOK_ALT_TEXT_STRICT", "1") != "0"
 #: Smallest font the old (90 dpi, seaborn "notebook") style used, for images without the PNG key.
 LEGACY_MIN_FONT_PT = 11.0
+#: Smallest estimated figure text (CSS px) allowed at 390 px width (tests/test_notebooks.py uses the same).
+PHONE_MIN_FONT_PX = 7.5
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -239,6 +243,9 @@ def test_page_reads_on_every_screen(server, driver, page, mode):
     if ALT_TEXT_STRICT:
         missing = [i["src"] for i in images if _missing_alt(i)]
         assert not missing, f"{page}: images without alt text: {missing}"
+    small = [px for px in REPORT_DATA["figure_font_px_390"].get(name, []) if px < PHONE_MIN_FONT_PX]
+    assert mode != "390" or not small, (
+        f"{page}: figure text at 390 px is {small} px, below {PHONE_MIN_FONT_PX}: stack or grid wide figures")
 
     if mode != "1400":
         return
