@@ -5,16 +5,16 @@ A schedule spends a budget of ``D`` fresh samples; a stage of ``k`` steps at bat
 ``k B`` of them and advances the intrinsic time ``t = eta k``.
 
 * :func:`two_stage_risk`, :func:`optimal_switch`: batch ``B_1`` for the first ``P`` samples, then
-  ``B_2 > B_1`` for the remaining ``D - P``; the data-optimal switch ``P*_D`` (Theorem 3.2 of Wang et al.).
+  ``B_2 > B_1`` for the remaining ``D - P``; the data-optimal switch ``P*_D`` (the two-stage theorem of Wang et al.; numbered 3.2 in published summaries, not verified).
 * :func:`catch_up`, :func:`catch_up_lag`: the excess of a run switched at step ``k_0`` over the run
   that used ``B_2`` from the start, at equal step counts (the fast catch-up effect).
 * :func:`optimal_piecewise_schedule`: the exact-risk-optimal schedule with ``S`` equal-step segments.
 * :func:`fsl_optimal_schedule`: the FSL-optimal continuous schedule ``b(z) = max(B_min, c q(z))``,
-  ``q(z)^2 = K(T - z) (e(z) + sigma2)`` (Theorem 3.1 of Wang et al.; our KKT derivation with exact sums).
+  ``q(z)^2 = K(T - z) (e(z) + sigma2)`` (the optimal-schedule theorem of Wang et al.; our KKT derivation with exact sums).
 
 References: J. Wang, B. Li, Z. Zhou, M. Wang, Y. Sun, J. Zhang, X. Cai, L. Wu, *Fast Catch-Up, Late
 Switching: Optimal Batch Size Scheduling via Functional Scaling Laws*, ICLR 2026, arXiv:2602.14208,
-Theorems 3.1-3.2; B. Li et al., *Functional Scaling Laws in Kernel Regression*, NeurIPS 2025,
+the optimal-schedule and two-stage theorems (3.1-3.2 in published summaries; numbering not verified); B. Li et al., *Functional Scaling Laws in Kernel Regression*, NeurIPS 2025,
 arXiv:2509.19189.
 """
 
@@ -462,7 +462,7 @@ def fsl_optimal_schedule(lam, m0, *, eta, sigma2, data, b_min=1.0, points=600):
 
     Notes
     -----
-    Theorem 3.1 of Wang et al. states the solution with power-law ``e`` and ``K`` and ``sigma2``
+    The optimal-schedule theorem of Wang et al. (3.1 in published summaries) states the solution with power-law ``e`` and ``K`` and ``sigma2``
     dominating, ``b* ∝ (T* - z + 1)^(1/(2 beta) - 1)`` (easy tasks); keeping ``e(z)`` in the weight and
     the exact sums is our variant of the same KKT argument.
 
