@@ -1,5 +1,7 @@
 """Tests of paperlib.single_location against independent computations."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,12 +19,19 @@ def _brute_predict(k, v, X, activation):
     for seq in np.asarray(X):
         s = seq @ k / np.sqrt(d)
         u = seq @ v / np.sqrt(d)
-        w = np.exp(s - s.max()) / np.exp(s - s.max()).sum() if activation == "softmax" else 1 + s
+        if activation == "softmax":
+            w = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+        elif activation == "exp":
+            w = np.exp(s)
+        elif activation == "erf":
+            w = 1 + np.array([math.erf(t) for t in s])
+        else:
+            w = 1 + s
         out.append(np.sum(w * u))
     return np.array(out)
 
 
-@pytest.mark.parametrize("activation", ["softmax", "linear"])
+@pytest.mark.parametrize("activation", ["softmax", "linear", "exp", "erf"])
 def test_predict_matches_brute_force(activation):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((5, 3, 6))
@@ -187,3 +196,60 @@ def test_linear_closed_form_equals_least_squares_on_its_features():
     risk, a, e = sl.linear_population_risk(L, mu, sigma)
     np.testing.assert_allclose([coef[0], coef[1] / coef[0]], [e, a], rtol=0.03)
     assert abs(np.mean((F @ coef - proj["y"]) ** 2) - risk) < 0.01
+
+
+def test_erf_offset_and_componentwise_fits():
+    # the offset enters as 1 + erf(s + beta): compare with math.erf on a tiny input
+    s, u = np.array([[0.3, -1.2]]), np.array([[2.0, 0.5]])
+    got = float(sl._readout(jnp.asarray(s), jnp.asarray(u), "erf", -0.7)[0])
+    want = sum((1 + math.erf(si - 0.7)) * ui for si, ui in zip(s[0], u[0]))
+    assert got == pytest.approx(want, rel=1e-12)
+    # component-wise heads cannot normalise: their fitted population risk stays above Bayes
+    proj = sl.sample_projections(4000, 4, 2.0, 0.1, rng=np.random.default_rng(15))
+    bayes = float(sl.bayes_risk(proj, mu=2.0, sigma=0.1))
+    r_erf, th, se = sl.fit_population(proj, activation="erf", init=(0.3, 0.2, 0.2, 0.3, 0.0))
+    assert th.shape == (5,) and se.shape == (5,) and th[4] < 0      # a negative threshold: a soft gate
+    r_exp, th_exp, _ = sl.fit_population(proj, activation="exp", init=(0.3, 0.2, 0.2, 0.3))
+    assert th_exp.shape == (4,)
+    assert min(r_erf, r_exp) > bayes + 0.03
+    with pytest.raises(ValueError, match="init"):
+        sl.fit_population(proj, activation="erf", init=(0.3, 0.2, 0.2, 0.3))
+
+
+def test_linear_closed_form_at_long_sequences():
+    # L = 8 separates our limit L/nu from (L/(L-1))/nu: direct minimisation must land on the closed form
+    L, mu, sigma = 8, 3.0, 0.1
+    proj = sl.sample_projections(20000, L, mu, sigma, rng=np.random.default_rng(16))
+    risk_fit, theta, _ = sl.fit_population(proj, activation="linear", init=(0.3, 0.2, 0.2, 0.3))
+    risk, a, e = sl.linear_population_risk(L, mu, sigma)
+    assert abs(risk_fit - risk) < 0.015
+    assert abs(abs(theta[0]) - a) < 0.3
+    nu = 1e6  # the exact formula's limit: nu * (E_lin - sigma^2) -> L
+    assert nu * (sl.linear_population_risk(L, math.sqrt(nu), 0.0)[0]) == pytest.approx(L, rel=1e-4)
+
+
+def test_select_and_score_and_summary():
+    rng = np.random.default_rng(17)
+    d, L = 8, 3
+    ks, vs = sl.make_teacher(d, rng=rng)
+    X, y, _ = sl.sample_slr(2 * d, L, 2.0, 0.1, ks, vs, rng=rng)
+    Xv, yv, _ = sl.sample_slr(200, L, 2.0, 0.1, ks, vs, rng=rng)
+    proj = sl.sample_projections(2000, L, 2.0, 0.1, rng=rng)
+    risk, lam = sl.select_and_score(X, y, Xv, yv, ks, vs, proj, alphas=np.array([1.0, 2.0]),
+                                    lambdas=np.array([0.1, 1e4]), steps=50, key=jax.random.key(0))
+    assert risk.shape == (2, 2) and set(np.unique(lam)) <= {0.1, 1e4}
+    # the mixed-activation program trains each head as train_erm would (same data, ridge, steps)
+    p = sl.train_erm(X, y, np.ones((1, 2 * d)), np.array([1e4]), activation="linear", steps=50, key=jax.random.key(1))
+    trivial = float(sl.order_parameter_risk(sl.order_parameters(p["k"], p["v"], ks, vs), proj, activation="linear")[0])
+    assert np.all(risk <= trivial + 0.05)   # validation never picks something much worse than a shrunk head
+    with pytest.raises(ValueError, match="X must hold"):
+        sl.select_and_score(X, y, Xv, yv, ks, vs, proj, alphas=np.array([4.0]), lambdas=np.array([1.0]), key=jax.random.key(0))
+    with pytest.raises(ValueError, match="activations"):
+        sl.select_and_score(X, y, Xv, yv, ks, vs, proj, alphas=np.array([1.0]), lambdas=np.array([1.0]),
+                            activations="softmax", key=jax.random.key(0))
+    df = sl.summarise_differences({4: [np.array([1.0]), np.array([3.0]), np.array([2.0])]}, np.array([0.5]))
+    row = df.loc[(4, 0.5)]
+    assert row["mean"] == pytest.approx(2.0) and row["SE"] == pytest.approx(1 / np.sqrt(3))
+    assert row["outcome"] == "linear better"
+    with pytest.raises(ValueError, match="delta"):
+        sl.summarise_differences({4: [np.array([1.0])]}, np.array([0.5]))

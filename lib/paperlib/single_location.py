@@ -60,9 +60,12 @@ __all__ = [
     "fit_population",
     "train_erm",
     "empirical_risk",
+    "select_and_score",
+    "summarise_differences",
 ]
 
-ACTIVATIONS = ("softmax", "linear")
+ACTIVATIONS = ("softmax", "linear", "exp", "erf")
+_N_THETA = {"softmax": 4, "linear": 4, "exp": 4, "erf": 5}   # erf also learns its offset beta
 
 _BATCH = "leading axes are batch axes: (..., L) or (..., d) of any rank is valid"
 _PROBE_EXEMPTIONS = {
@@ -237,8 +240,12 @@ def sample_projections(n: int, L: int, mu: float, sigma: float, *, rng: np.rando
 
 
 # --------------------------------------------------------------------------- predictors
-def _readout(s, u, activation):
+def _readout(s, u, activation, offset=0.0):
     """sum_l phi(s)_l u_l for scores s and values u of shape (..., L), via paperlib.attention."""
+    if activation == "exp":   # element-wise exponential, no normalisation
+        return jnp.sum(jnp.exp(s) * u, axis=-1)
+    if activation == "erf":   # element-wise 1 + erf(s + beta), no normalisation
+        return jnp.sum((1.0 + jax.scipy.special.erf(s + offset)) * u, axis=-1)
     if activation == "softmax":
         # one query equal to 1 against 1-d keys s_l: q.k_l = s_l, so the weights are softmax(s)
         q = jnp.ones(s.shape[:-1] + (1, 1), s.dtype)
@@ -256,8 +263,11 @@ def attention_readout(s, u, *, activation: str):
     ----------
     s, u : array, shape (..., L)
         Scores :math:`s_\ell=\langle x_\ell,k\rangle/\sqrt d` and values :math:`u_\ell=\langle x_\ell,v\rangle/\sqrt d`.
-    activation : {"softmax", "linear"}
-        :math:`\phi=\mathrm{softmax}` or :math:`\phi(s)_\ell=1+s_\ell` (paper Sec. 2).
+    activation : {"softmax", "linear", "exp", "erf"}
+        :math:`\phi=\mathrm{softmax}`, :math:`\phi(s)_\ell=1+s_\ell` (paper Sec. 2), or the
+        element-wise (un-normalised) :math:`\phi(s)_\ell=e^{s_\ell}` or
+        :math:`\phi(s)_\ell=1+\mathrm{erf}(s_\ell)` (the erf with offset 0; :func:`fit_population`
+        and :func:`order_parameter_risk` also take an offset :math:`\beta`).
 
     Returns
     -------
@@ -295,7 +305,7 @@ def attention_predict(k, v, X, *, activation: str):
         Key and value weights.
     X : array, shape (n, L, d)
         Sequences.
-    activation : {"softmax", "linear"}
+    activation : {"softmax", "linear", "exp", "erf"}
 
     Returns
     -------
@@ -368,28 +378,28 @@ def order_parameters(k, v, k_star, v_star) -> OrderParameters:
 
 
 @partial(jax.jit, static_argnames=("activation",))
-def _reduced_risk(op, proj, activation):
+def _reduced_risk(op, proj, activation, offset=0.0):
     h, g, w1, w2, y = proj["h"], proj["g"], proj["w1"], proj["w2"], proj["y"]
     sk = jnp.sqrt(jnp.maximum(op.q_k, 0.0))
     rho = jnp.where(sk > 0, op.q_kv / jnp.where(sk > 0, sk, 1.0), 0.0)
     resid = jnp.sqrt(jnp.maximum(op.q_v - rho**2, 0.0))
     s = op.a * h + op.b * g + sk * w1
     u = op.c * h + op.e * g + rho * w1 + resid * w2
-    return jnp.mean((_readout(s, u, activation) - y) ** 2)
+    return jnp.mean((_readout(s, u, activation, offset) - y) ** 2)
 
 
 @partial(jax.jit, static_argnames=("activation",))
-def _reduced_risk_stderr(op, proj, activation):
+def _reduced_risk_stderr(op, proj, activation, offset=0.0):
     # Monte Carlo standard error of _reduced_risk: std of the per-sequence squared errors / sqrt(N)
     h, g, w1, w2, y = proj["h"], proj["g"], proj["w1"], proj["w2"], proj["y"]
     sk = jnp.sqrt(jnp.maximum(op.q_k, 0.0))
     rho = jnp.where(sk > 0, op.q_kv / jnp.where(sk > 0, sk, 1.0), 0.0)
     resid = jnp.sqrt(jnp.maximum(op.q_v - rho**2, 0.0))
-    sq = (_readout(op.a * h + op.b * g + sk * w1, op.c * h + op.e * g + rho * w1 + resid * w2, activation) - y) ** 2
+    sq = (_readout(op.a * h + op.b * g + sk * w1, op.c * h + op.e * g + rho * w1 + resid * w2, activation, offset) - y) ** 2
     return jnp.std(sq) / jnp.sqrt(sq.shape[0])
 
 
-def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_stderr: bool = False):
+def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_stderr: bool = False, offset: float = 0.0):
     r"""Population risk :math:`\mathbb E(y-f_{k,v}(X))^2` as a function of the order parameters only.
 
     For Gaussian tokens, :math:`s_\ell = a h_\ell + b g_\ell + \zeta_\ell` and
@@ -403,11 +413,14 @@ def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_s
         Scalar fields, or fields of shape (m,) for a batch of m models.
     proj : dict
         Output of :func:`sample_projections`.
-    activation : {"softmax", "linear"}
+    activation : {"softmax", "linear", "exp", "erf"}
     return_stderr : bool, default False
         Also return the Monte Carlo standard error of the risk (standard deviation of the
         per-sequence squared errors over :math:`\sqrt N`; the squared errors are heavy-tailed here,
         so this is much larger than the Gaussian guess :math:`\sqrt{2/N}\,\mathcal E`).
+    offset : float, default 0.0
+        The offset :math:`\beta` of the element-wise activation :math:`1+\mathrm{erf}(s+\beta)`
+        (ignored by the other activations).
 
     Returns
     -------
@@ -429,6 +442,7 @@ def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_s
     """
     _check_activation(activation)
     return_stderr = check_bool("return_stderr", return_stderr)
+    offset = check_real("offset", offset)
     if not isinstance(op, tuple) or len(op) != 7:
         raise ValueError(f"op must be an OrderParameters (seven overlaps), got {type(op).__name__}")
     op = OrderParameters(*op)
@@ -441,9 +455,9 @@ def order_parameter_risk(op: OrderParameters, proj, *, activation: str, return_s
             raise ValueError(f"op.{name} must be >= 0, got {val}")
     fns = (_reduced_risk, _reduced_risk_stderr) if return_stderr else (_reduced_risk,)
     if jnp.ndim(op.a) > 0:  # a batch of models
-        out = tuple(jax.vmap(lambda o, f=f: f(o, proj, activation))(op) for f in fns)
+        out = tuple(jax.vmap(lambda o, f=f: f(o, proj, activation, offset))(op) for f in fns)
     else:
-        out = tuple(f(op, proj, activation) for f in fns)
+        out = tuple(f(op, proj, activation, offset) for f in fns)
     return out if return_stderr else out[0]
 
 
@@ -534,7 +548,7 @@ def linear_population_risk(L: int, mu: float, sigma: float):
 def _pop_objective(theta, proj, activation):
     zero = jnp.zeros((), theta.dtype)
     op = OrderParameters(theta[0], theta[1], theta[2], theta[3], zero, zero, zero)
-    return _reduced_risk(op, proj, activation)
+    return _reduced_risk(op, proj, activation, theta[4] if activation == "erf" else 0.0)
 
 
 _pop_value_and_grad = jax.jit(jax.value_and_grad(_pop_objective), static_argnames=("activation",))
@@ -547,9 +561,10 @@ def _sandwich_stderr(theta, proj, activation):
         zero = jnp.zeros((), t.dtype)
         op = OrderParameters(t[0], t[1], t[2], t[3], zero, zero, zero)
         h, g, y = proj["h"], proj["g"], proj["y"]
-        return (_readout(op.a * h + op.b * g, op.c * h + op.e * g, activation) - y) ** 2
+        beta = t[4] if activation == "erf" else 0.0
+        return (_readout(op.a * h + op.b * g, op.c * h + op.e * g, activation, beta) - y) ** 2
 
-    jac = jax.jacfwd(per_sample)(theta)                    # (N, 4)
+    jac = jax.jacfwd(per_sample)(theta)                    # (N, 4) or (N, 5)
     hess = jax.hessian(lambda t: jnp.mean(per_sample(t)))(theta)
     h_inv = jnp.linalg.pinv(hess)
     cov = h_inv @ jnp.cov(jac, rowvar=False) @ h_inv / jac.shape[0]
@@ -559,6 +574,9 @@ def _sandwich_stderr(theta, proj, activation):
 def fit_population(proj, *, activation: str, init=(0.5, 0.0, 0.0, 0.5)):
     r"""Minimise the population risk over the overlaps :math:`(a,b,c,e)` with :math:`Q=0`.
 
+    For ``activation="erf"`` the offset :math:`\beta` of :math:`1+\mathrm{erf}(s+\beta)` is a fifth
+    parameter, learned with the overlaps.
+
     Orthogonal components only add variance, so the population optimum has
     :math:`Q_k=Q_v=Q_{kv}=0`. L-BFGS (scipy) on the Monte Carlo risk with exact JAX gradients.
 
@@ -566,17 +584,17 @@ def fit_population(proj, *, activation: str, init=(0.5, 0.0, 0.0, 0.5)):
     ----------
     proj : dict
         Output of :func:`sample_projections` (fixed sample: common random numbers).
-    activation : {"softmax", "linear"}
-    init : sequence of 4 floats
-        Starting :math:`(a,b,c,e)`.
+    activation : {"softmax", "linear", "exp", "erf"}
+    init : sequence of 4 floats (5 for ``"erf"``)
+        Starting :math:`(a,b,c,e)`, then :math:`\beta` for ``"erf"``.
 
     Returns
     -------
     risk : float
         Minimum Monte Carlo risk (in-sample, so slightly optimistic).
-    theta : ndarray, shape (4,)
-        The minimiser :math:`(a,b,c,e)`.
-    stderr : ndarray, shape (4,)
+    theta : ndarray, shape (4,) or (5,)
+        The minimiser :math:`(a,b,c,e)` (and :math:`\beta` for ``"erf"``).
+    stderr : ndarray, shape (4,) or (5,)
         Monte Carlo standard errors of ``theta`` (M-estimator sandwich
         :math:`H^{-1}\mathrm{Cov}(\nabla\ell_i)H^{-1}/N`): how precisely the sample pins the minimiser.
 
@@ -593,7 +611,7 @@ def fit_population(proj, *, activation: str, init=(0.5, 0.0, 0.0, 0.5)):
     (0.483, [0.84, -0.06, 0.0, 0.26])
     """
     _check_activation(activation)
-    init = as_array("init", init, shape=(4,), dtype=float)
+    init = as_array("init", init, shape=(_N_THETA[activation],), dtype=float)
     proj = {name: jnp.asarray(proj[name]) for name in ("h", "g", "y", "w1", "w2")}
     fun = lambda t: tuple(np.asarray(x, dtype=float) for x in _pop_value_and_grad(jnp.asarray(t), proj, activation))
     res = scipy.optimize.minimize(fun, init, jac=True, method="L-BFGS-B", options={"maxiter": 500})
@@ -601,25 +619,30 @@ def fit_population(proj, *, activation: str, init=(0.5, 0.0, 0.0, 0.5)):
 
 
 # --------------------------------------------------------------------------- finite-sample ERM
-def _erm_loss(params, X, y, weights, lam, activation):
+def _erm_loss(params, X, y, weights, lam, act_id, activations):
     d = X.shape[-1]
-    res = _predict(params["k"], params["v"], X, activation) - y
+    if len(activations) == 1:
+        pred = _predict(params["k"], params["v"], X, activations[0])
+    else:  # one compiled program for several activations; act_id picks this model's
+        s, u = X @ params["k"] / jnp.sqrt(d), X @ params["v"] / jnp.sqrt(d)
+        pred = jax.lax.switch(act_id, [partial(_readout, activation=a) for a in activations], s, u)
+    res = pred - y
     mse = jnp.sum(weights * res**2) / jnp.sum(weights)
     return mse + lam * (jnp.sum(params["k"] ** 2) + jnp.sum(params["v"] ** 2)) / d
 
 
-@partial(jax.jit, static_argnames=("activation", "steps"))
-def _train_batch(X, y, weights, lam, key, *, activation, steps, lr, init_scale):
+@partial(jax.jit, static_argnames=("activations", "steps"))
+def _train_batch(X, y, weights, lam, act_ids, key, *, activations, steps, lr, init_scale):
     opt = optax.adam(lr)
     kinit, ktrain = jax.random.split(key)
     z0 = init_scale * jax.random.normal(kinit, (weights.shape[0], 2, X.shape[-1]), X.dtype)
     init = {"k": z0[:, 0], "v": z0[:, 1]}
 
-    def one(w, l, p0, kk):
-        loss = lambda p, _key: _erm_loss(p, X, y, w, l, activation)
+    def one(w, l, a, p0, kk):
+        loss = lambda p, _key: _erm_loss(p, X, y, w, l, a, activations)
         return train(loss, p0, opt, steps=steps, key=kk).params
 
-    return jax.vmap(one)(weights, lam, init, jax.random.split(ktrain, weights.shape[0]))
+    return jax.vmap(one)(weights, lam, act_ids, init, jax.random.split(ktrain, weights.shape[0]))
 
 
 def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: float = 0.05, init_scale: float = 0.5, key):
@@ -641,7 +664,7 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
         Non-negative per-model sample weights (each row with a positive sum).
     lam : array, shape (m,)
         Ridge strengths :math:`\lambda_m\ge 0`.
-    activation : {"softmax", "linear"}
+    activation : {"softmax", "linear", "exp", "erf"}
     steps : int, default 1500
         Adam steps.
     lr : float, default 0.05
@@ -693,7 +716,8 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
     steps = check_int("steps", steps, minimum=1)
     lr = check_real("lr", lr, minimum=0.0, strict_min=True)
     init_scale = check_real("init_scale", init_scale, minimum=0.0, strict_min=True)
-    return _train_batch(X, y, weights, lam, key, activation=activation, steps=steps, lr=lr, init_scale=init_scale)
+    act_ids = jnp.zeros(weights.shape[0], jnp.int32)
+    return _train_batch(X, y, weights, lam, act_ids, key, activations=(activation,), steps=steps, lr=lr, init_scale=init_scale)
 
 
 @partial(jax.jit, static_argnames=("activation",))
@@ -716,7 +740,7 @@ def empirical_risk(k, v, X, y, *, activation: str, return_stderr: bool = False):
         Weights of m models (e.g. the output of :func:`train_erm`).
     X : array, shape (n, L, d)
     y : array, shape (n,)
-    activation : {"softmax", "linear"}
+    activation : {"softmax", "linear", "exp", "erf"}
     return_stderr : bool, default False
         Also return the standard error of each mean (std of the per-sample squared errors / sqrt(n)).
 
@@ -749,3 +773,156 @@ def empirical_risk(k, v, X, y, *, activation: str, return_stderr: bool = False):
                          f"got {k.shape}, {v.shape}, {y.shape}")
     risk = _empirical_risk(k, v, X, y, activation)
     return (risk, _empirical_risk_stderr(k, v, X, y, activation)) if return_stderr else risk
+
+
+def select_and_score(X, y, X_val, y_val, k_star, v_star, proj, *, alphas, lambdas,
+                     activations=("softmax", "linear"), steps: int = 1000, lr: float = 0.05, key):
+    r"""Train on the first :math:`\alpha d` samples for every ridge, pick the ridge on validation, score.
+
+    One compiled call trains every (activation, ratio, ridge) triple on the same data, with
+    independent initialisations; for each activation and ratio the ridge with the lowest validation
+    risk is kept, and its population risk is evaluated through its seven order parameters
+    (:func:`order_parameter_risk` on ``proj``, so that heads scored on one ``proj`` are compared on
+    common random numbers).
+
+    Parameters
+    ----------
+    X : array, shape (n, L, d)
+        Training pool, with :math:`n\ge\max(\alpha)\,d`.
+    y : array, shape (n,)
+    X_val : array, shape (n_val, L, d)
+    y_val : array, shape (n_val,)
+    k_star, v_star : array, shape (d,)
+        The teacher (to read off the order parameters).
+    proj : dict
+        Output of :func:`sample_projections` for the same ``L``, ``mu``, ``sigma``.
+    alphas : array, shape (p,)
+        Sample ratios :math:`\alpha=n/d>0`.
+    lambdas : array, shape (q,)
+        Ridge grid (>= 0).
+    activations : tuple of str, default ("softmax", "linear")
+        Activations from :data:`ACTIVATIONS` (``"erf"`` with offset 0).
+    steps : int, default 1000
+    lr : float, default 0.05
+    key : jax.random key
+        Initialisation randomness (keyword-only).
+
+    Returns
+    -------
+    risk : ndarray, shape (len(activations), p)
+        Population risk of the validation-selected head for each activation and ratio.
+    lam : ndarray, shape (len(activations), p)
+        The selected ridges.
+
+    Raises
+    ------
+    ValueError
+        If the pool is smaller than :math:`\max(\alpha)d`, on bad grids or activations, or as
+        :func:`train_erm`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> ks, vs = make_teacher(4, rng=rng)
+    >>> X, y, _ = sample_slr(8, 2, 1.0, 0.1, ks, vs, rng=rng)
+    >>> Xv, yv, _ = sample_slr(20, 2, 1.0, 0.1, ks, vs, rng=rng)
+    >>> proj = sample_projections(500, 2, 1.0, 0.1, rng=rng)
+    >>> risk, lam = select_and_score(X, y, Xv, yv, ks, vs, proj, alphas=np.array([1.0, 2.0]),
+    ...                              lambdas=np.array([0.1, 10.0]), steps=5, key=jax.random.key(0))
+    >>> risk.shape, lam.shape
+    ((2, 2), (2, 2))
+    """
+    if isinstance(activations, str) or not isinstance(activations, (tuple, list)) or not activations:
+        raise ValueError(f"activations must be a non-empty tuple of names from {ACTIVATIONS}, got {activations!r}")
+    for a in activations:
+        _check_activation(a)
+    activations = tuple(activations)
+    alphas = as_array("alphas", alphas, ndim=1, dtype=float)
+    lambdas = as_array("lambdas", lambdas, ndim=1, dtype=float)
+    if np.any(alphas <= 0):
+        raise ValueError("alphas must be positive")
+    if np.any(lambdas < 0):
+        raise ValueError("lambdas must be non-negative")
+    X = _check_finite_array("X", X, 3)
+    y = _check_finite_array("y", y, 1)
+    X_val = _check_finite_array("X_val", X_val, 3)
+    y_val = _check_finite_array("y_val", y_val, 1)
+    d = X.shape[-1]
+    n_need = int(np.ceil(alphas.max() * d))
+    if X.shape[0] < n_need or y.shape != (X.shape[0],):
+        raise ValueError(f"X must hold at least max(alphas) * d = {n_need} samples and y match it; got {X.shape}, {y.shape}")
+    if X_val.shape[1:] != X.shape[1:] or y_val.shape != (X_val.shape[0],):
+        raise ValueError(f"X_val must be (n_val, {X.shape[1]}, {d}) and y_val (n_val,); got {X_val.shape}, {y_val.shape}")
+    steps = check_int("steps", steps, minimum=1)
+    lr = check_real("lr", lr, minimum=0.0, strict_min=True)
+    n_act, p, q = len(activations), len(alphas), len(lambdas)
+    act_idx, a_idx, l_idx = (g.ravel() for g in np.meshgrid(np.arange(n_act), np.arange(p), np.arange(q), indexing="ij"))
+    W = (np.arange(X.shape[0])[None, :] < alphas[a_idx, None] * d).astype(float)
+    par = _train_batch(X, y, jnp.asarray(W), jnp.asarray(lambdas[l_idx]), jnp.asarray(act_idx, jnp.int32), key,
+                       activations=activations, steps=steps, lr=lr, init_scale=0.5)
+    risk, lam = np.zeros((n_act, p)), np.zeros((n_act, p))
+    for i, act in enumerate(activations):
+        rows = slice(i * p * q, (i + 1) * p * q)
+        k, v = par["k"][rows], par["v"][rows]
+        val = np.asarray(_empirical_risk(k, v, X_val, y_val, act)).reshape(p, q)
+        pick = np.arange(p) * q + val.argmin(axis=1)
+        op = order_parameters(k[pick], v[pick], k_star, v_star)
+        risk[i] = np.asarray(order_parameter_risk(op, proj, activation=act))
+        lam[i] = lambdas[val.argmin(axis=1)]
+    return risk, lam
+
+
+def summarise_differences(delta, alphas, *, k: float = 2.0):
+    r"""Mean, standard error and a three-way verdict of paired risk differences, per size and ratio.
+
+    For each size :math:`d` the repetitions :math:`\Delta_r` (softmax risk minus linear risk, one row
+    per repetition, one column per ratio) are summarised by their mean, their standard deviation and
+    the standard error :math:`\mathrm{SD}/\sqrt R`. The outcome is ``"softmax better"`` if
+    :math:`\bar\Delta+k\,\mathrm{SE}<0`, ``"linear better"`` if :math:`\bar\Delta-k\,\mathrm{SE}>0`, and
+    ``"inconclusive"`` otherwise.
+
+    Parameters
+    ----------
+    delta : dict
+        Maps each size ``d`` (int) to a sequence of ``R >= 2`` arrays of shape ``(p,)``, one per repetition.
+    alphas : array, shape (p,)
+        The ratios labelling the columns.
+    k : float, default 2.0
+        Number of standard errors (> 0) for the verdict.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``(d, alpha)``; columns ``mean``, ``SE``, ``SD``, ``outcome``.
+
+    Raises
+    ------
+    ValueError
+        On an empty ``delta``, fewer than two repetitions, shapes that do not match ``alphas``, or a bad ``k``.
+
+    Examples
+    --------
+    >>> df = summarise_differences({8: [np.array([-0.1, 0.0]), np.array([-0.2, 0.1])]}, np.array([0.5, 1.0]))
+    >>> df["outcome"].tolist()
+    ['softmax better', 'inconclusive']
+    >>> df["mean"].round(3).tolist()
+    [-0.15, 0.05]
+    """
+    import pandas as pd
+
+    alphas = as_array("alphas", alphas, ndim=1, dtype=float)
+    k = check_real("k", k, minimum=0.0, strict_min=True)
+    if not isinstance(delta, dict) or not delta:
+        raise ValueError("delta must be a non-empty dict {d: [array per repetition]}")
+    rows = []
+    for d, reps in delta.items():
+        arr = as_array("delta", np.asarray(reps, dtype=float), ndim=2, dtype=float)
+        if arr.shape[0] < 2 or arr.shape[1] != alphas.shape[0]:
+            raise ValueError(f"delta[{d}] must hold >= 2 repetitions of shape ({alphas.shape[0]},), got {arr.shape}")
+        mean, sd = arr.mean(0), arr.std(0, ddof=1)
+        se = sd / np.sqrt(arr.shape[0])
+        for j, a in enumerate(alphas):
+            verdict = ("softmax better" if mean[j] + k * se[j] < 0
+                       else "linear better" if mean[j] - k * se[j] > 0 else "inconclusive")
+            rows.append({"d": d, "alpha": float(a), "mean": mean[j], "SE": se[j], "SD": sd[j], "outcome": verdict})
+    return pd.DataFrame(rows).set_index(["d", "alpha"])
