@@ -56,8 +56,8 @@ test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py
 
-browser-test: venv  ## drive headless Chromium over the built book (needs `make book` and Debian's chromium)
-	$(BIN)/python -m pytest -p no:cacheprovider -v tests/browser
+browser-test: venv  ## drive headless Chromium over the built book (needs `make book` and Debian's chromium) [JOBS=2]
+	$(BIN)/python -m pytest -p no:cacheprovider -v $(if $(filter 0,$(JOBS)),,-n $(JOBS)) tests/browser
 
 regenerate: venv  ## re-execute chapters and rewrite outputs, ledger and status: make regenerate [CHAPTERS="a b"]
 	$(BIN)/python tools/regenerate.py $(CHAPTERS)

@@ -304,24 +304,27 @@ def test_binder_environment_is_published():
     assert (binder / "postBuild").exists() and (binder / "runtime.txt").exists()
 
 
-def test_zz_report():
-    """Write what was measured (runs last)."""
-    over = {k: len(v) for k, v in REPORT_DATA["overflow"].items()}
+def write_report(data: dict) -> dict:
+    """Summarise what the page tests measured (``data`` has the keys of ``REPORT_DATA``) into ``REPORT``.
+
+    Called once per run by ``conftest.pytest_sessionfinish``, on the controller when the pages are spread
+    over pytest-xdist workers (each worker hands over its own ``REPORT_DATA``)."""
+    over = {k: len(v) for k, v in data["overflow"].items()}
     by_mode = {m: sum(n for k, n in over.items() if k.endswith("@" + m)) for m in MODES}
-    fonts = REPORT_DATA["figure_font_px_390"]
+    fonts = data["figure_font_px_390"]
     smallest = min(((min(v), k) for k, v in fonts.items()), default=None)
     summary = {
         "html": str(HTML),
+        "pages_measured": len(over),
         "overflowing_blocks_by_width": by_mode,
-        "overflow_details": {k: v for k, v in REPORT_DATA["overflow"].items() if v},
-        "images_without_alt_by_page": REPORT_DATA["alt_missing"],
-        "images_without_alt_total": sum(REPORT_DATA["alt_missing"].values()),
+        "overflow_details": {k: v for k, v in data["overflow"].items() if v},
+        "images_without_alt_by_page": data["alt_missing"],
+        "images_without_alt_total": sum(data["alt_missing"].values()),
         "alt_text_strict": ALT_TEXT_STRICT,
         "smallest_figure_font_px_at_390": smallest,
         "figure_font_px_390": fonts,
-        "raw_titles": REPORT_DATA["raw_titles"],
+        "raw_titles": data["raw_titles"],
     }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(summary, indent=1))
-    print("\n" + json.dumps({k: summary[k] for k in ("overflowing_blocks_by_width", "images_without_alt_total",
-                                                     "smallest_figure_font_px_at_390")}))
+    return summary
