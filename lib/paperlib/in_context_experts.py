@@ -382,7 +382,7 @@ def near_ties(experts, queries, *, steepness):
     Parameters
     ----------
     experts : array_like, shape (K, D)
-    queries : array_like, shape (..., D)
+    queries : array_like, shape (n, D) or (S, T, D)
     steepness : float
         The ramps' slope :math:`M > 0`.
 
@@ -402,7 +402,7 @@ def near_ties(experts, queries, *, steepness):
     1
     """
     experts = as_array("experts", experts, ndim=2)
-    queries = as_array("queries", queries)
+    queries = as_array("queries", queries, ndim=(2, 3))
     if queries.shape[-1] != experts.shape[1]:
         raise ValueError(f"queries must end in dimension {experts.shape[1]}, got {queries.shape}")
     m = check_real("steepness", steepness, minimum=0.0, strict_min=True)
