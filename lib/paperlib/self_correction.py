@@ -202,12 +202,15 @@ class Sessions(NamedTuple):
         The label the verifier's verdict implies (``labels`` with lies flipped).
     task : int ndarray, shape (S,)
         The hidden task of each session.
+    queries : ndarray, shape (S, T, d)
+        The queries :math:`x_t` themselves (for models that compute the experts' answers).
     """
 
     preds: np.ndarray
     labels: np.ndarray
     feedback: np.ndarray
     task: np.ndarray
+    queries: np.ndarray
 
 
 def draw_sessions(experts, *, rounds, sessions, feedback_flip=0.0, rng):
@@ -258,7 +261,7 @@ def draw_sessions(experts, *, rounds, sessions, feedback_flip=0.0, rng):
         preds[i:i + 16] = x[i:i + 16] @ experts.T > 0
     labels = preds[np.arange(sessions), :, task]
     flips = (rng.random((sessions, rounds)) < feedback_flip).astype(np.int8)
-    return Sessions(preds, labels, labels ^ flips, task)
+    return Sessions(preds, labels, labels ^ flips, task, x)
 
 
 def online_mistakes(expert_preds, labels, feedback, *, strategy, eta=1.0, rng):
