@@ -44,6 +44,7 @@ import numpy as np
 
 from . import attention
 from ._validation import as_array, check_bool, check_int, check_real
+from .in_context_hedge import _layout
 from .self_correction import TIE_TOLERANCE
 
 __all__ = ["ExpertsWeights", "experts_transformer_weights", "experts_prompt", "experts_transformer_forward",
@@ -53,14 +54,9 @@ _MARGIN = 50.0  # beta - eta * (largest possible loss): the non-expert tokens' s
 
 
 def _slots(k, dim):
-    sizes = [("one", 1), ("is_record", 1), ("is_expert", 1), ("record_x", dim), ("record_answer", 1),
-             ("record_verdict", 1), ("query_x", dim), ("expert_id", k), ("record_preds", k), ("query_preds", k),
-             ("loss", k), ("mean_loss", k), ("weights", k), ("vote", 1)]
-    out, start = {}, 0
-    for name, size in sizes:
-        out[name] = slice(start, start + size)
-        start += size
-    return out
+    return _layout([("one", 1), ("is_record", 1), ("is_expert", 1), ("record_x", dim), ("record_answer", 1),
+                    ("record_verdict", 1), ("query_x", dim), ("expert_id", k), ("record_preds", k),
+                    ("query_preds", k), ("loss", k), ("mean_loss", k), ("weights", k), ("vote", 1)])
 
 
 class ExpertsWeights(NamedTuple):

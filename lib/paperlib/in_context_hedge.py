@@ -63,16 +63,20 @@ __all__ = [
 _MARGIN = 50.0  # beta - eta * (largest possible loss): leakage below N * exp(-50)
 
 
-def _slots(k: int) -> dict[str, slice]:
-    """Positions of the residual-stream slots for a pool of ``k`` experts (width 4k + 7)."""
-    sizes = [("one", 1), ("is_record", 1), ("is_expert", 1), ("record_preds", k), ("record_answer", 1),
-             ("record_verdict", 1), ("expert_id", k), ("expert_says", 1), ("loss", k),
-             ("mean_loss", k), ("vote", 1)]
+def _layout(sizes) -> dict[str, slice]:
+    """Consecutive residual-stream slots: ``[(name, size), ...]`` -> ``{name: slice}`` (shared with in_context_experts)."""
     out, start = {}, 0
     for name, size in sizes:
         out[name] = slice(start, start + size)
         start += size
     return out
+
+
+def _slots(k: int) -> dict[str, slice]:
+    """Positions of the residual-stream slots for a pool of ``k`` experts (width 4k + 7)."""
+    return _layout([("one", 1), ("is_record", 1), ("is_expert", 1), ("record_preds", k), ("record_answer", 1),
+                    ("record_verdict", 1), ("expert_id", k), ("expert_says", 1), ("loss", k),
+                    ("mean_loss", k), ("vote", 1)])
 
 
 def slot_names(num_experts):
