@@ -242,6 +242,7 @@ def experts_prompt(history_queries, history_answers, history_verdicts, query, *,
     return tokens
 
 
+@jax.jit
 def _forward(w, h):
     causal = jnp.tril(jnp.ones((h.shape[-2], h.shape[-2]), dtype=bool))
     mlp = lambda h, a, b, c: jax.nn.relu(h @ a + b) @ c  # noqa: E731
@@ -284,7 +285,7 @@ def experts_transformer_forward(weights, tokens):
     tokens = as_array("tokens", tokens, ndim=2, shape=(None, weights.e_in.shape[0]))
     with jax.enable_x64(True):
         w = ExpertsWeights(*(jnp.asarray(a, jnp.float64) for a in weights))
-        return np.asarray(jax.jit(_forward)(w, jnp.asarray(tokens, jnp.float64)))
+        return np.asarray(_forward(w, jnp.asarray(tokens, jnp.float64)))
 
 
 @partial(jax.jit, static_argnames=("attempts",))
