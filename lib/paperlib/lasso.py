@@ -23,9 +23,11 @@ from ._validation import as_array, check_int, check_real
 __all__ = ["lasso_fista"]
 
 
-@partial(jax.jit, static_argnames=("iters",))
-def _fista_batched(Z, Y, lam, *, iters):
-    """FISTA for a batch of independent lasso problems; shapes (S, n, d), (S, n, K) -> (S, d, K)."""
+@jax.jit
+def _fista_setup(Z, Y):
+    """Per-problem quantities of FISTA that depend on the sample size ``n``: ``c = ZᵀY / n``, the
+    gradient operator (the d x d Gram matrix ``ZᵀZ / n`` when ``n >= d``, else ``Z`` itself) and the
+    step ``1 / L``; shapes (S, n, d), (S, n, K) -> (S, d, K), (S, d, d) or (S, n, d), (S,)."""
 
     def one(Z, Y):
         n, d = Z.shape
@@ -33,11 +35,28 @@ def _fista_batched(Z, Y, lam, *, iters):
         if n >= d:  # gradient through the d x d Gram matrix
             G = Z.T @ Z / n
             L = jnp.linalg.eigvalsh(G)[-1]
-            grad = lambda V: G @ V - c  # noqa: E731
+            op = G
         else:  # cheaper through Z itself when n < d
             L = jnp.linalg.eigvalsh(Z @ Z.T / n)[-1]
-            grad = lambda V: Z.T @ (Z @ V) / n - c  # noqa: E731
-        step = 1.0 / jnp.maximum(L, 1e-12)
+            op = Z
+        return c, op, 1.0 / jnp.maximum(L, 1e-12)
+
+    return jax.vmap(one)(Z, Y)
+
+
+@partial(jax.jit, static_argnames=("iters",))
+def _fista_iterate(c, op, step, lam, *, iters):
+    """The FISTA iterations for a batch of lasso problems set up by :func:`_fista_setup`.
+
+    Compiled apart from the setup so that, when ``n >= d``, one program (shapes (S, d, K), (S, d, d))
+    serves every sample size ``n``; shapes (S, d, K), (S, d, d) or (S, n, d), (S,) -> (S, d, K).
+    """
+
+    def one(c, op, step):
+        if op.shape[0] == op.shape[1] == c.shape[0]:  # op = G = ZᵀZ / n (n >= d)
+            grad = lambda V: op @ V - c  # noqa: E731
+        else:  # op = Z (n < d)
+            grad = lambda V: op.T @ (op @ V) / op.shape[0] - c  # noqa: E731
 
         def body(_, state):
             B, V, t = state
@@ -51,7 +70,13 @@ def _fista_batched(Z, Y, lam, *, iters):
         B, _, _ = jax.lax.fori_loop(0, iters, body, (B0, B0, jnp.ones((), c.dtype)))
         return B
 
-    return jax.vmap(one)(Z, Y)
+    return jax.vmap(one)(c, op, step)
+
+
+def _fista_batched(Z, Y, lam, *, iters):
+    """FISTA for a batch of independent lasso problems; shapes (S, n, d), (S, n, K) -> (S, d, K)."""
+    c, op, step = _fista_setup(Z, Y)
+    return _fista_iterate(c, op, step, lam, iters=iters)
 
 
 def lasso_fista(Z, Y, lam: float, *, iters: int = 200) -> np.ndarray:
