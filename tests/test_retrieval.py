@@ -126,6 +126,18 @@ def test_train_head_grid_tiny_run_shapes_and_order():
     assert res.nmse.shape == (8,) and np.all(np.isfinite(res.nmse))
 
 
+
+def test_train_head_grids_equals_separate_grids_exactly():
+    # one compilation for several grids must not change a single bit of any grid's result
+    kw = dict(d_model=4, max_heads=2, d_head=2, d_ff=4, steps=3, batch=4, n_test=16)
+    keys = [jax.random.key(0), jax.random.key(5)]
+    both = R.train_head_grids([((1, 2), (1, 2), 3), ((2,), (2,), 5)], 2, keys=keys, **kw)
+    one = R.train_head_grid((1, 2), (1, 2), 2, seq_len=3, key=keys[0], **kw)
+    two = R.train_head_grid((2,), (2,), 2, seq_len=5, key=keys[1], **kw)
+    for got, want in zip(both, (one, two)):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
 @pytest.mark.parametrize(
     "call, match",
     [
@@ -140,6 +152,10 @@ def test_train_head_grid_tiny_run_shapes_and_order():
         (lambda: R.train_head_grid((2,), (5,), 1, seq_len=4, key=jax.random.key(0)), "head_counts"),
         (lambda: R.train_head_grid((2,), (1,), 1, seq_len=4, learning_rate=-1.0, key=jax.random.key(0)),
          "learning_rate"),
+        (lambda: R.train_head_grids([((2,), (1,))], 1, keys=[jax.random.key(0)]), "grids"),
+        (lambda: R.train_head_grids(3, 1, keys=[jax.random.key(0)]), "grids"),
+        (lambda: R.train_head_grids([((2,), (1,), 4)], 1, keys=[]), "keys"),
+        (lambda: R.train_head_grids([((2,), (1,), 0)], 1, keys=[jax.random.key(0)]), "seq_len"),
         (lambda: R.memorizing_single_head(0, 2), "seq_len"),
     ],
 )

@@ -96,6 +96,23 @@ def test_serial_predict_executes_L_squared_updates():
     assert S.serial_flops(4, hidden=8) == 16 * S.serial_flops(1, hidden=8)
 
 
+
+def test_serial_predict_depths_equals_serial_predict_at_every_depth():
+    # the fixed-width rollout must give exactly serial_predict's light-cone prediction at each depth,
+    # for the exact rule (against brute force) and for a trained, imperfect-margin rule
+    params, _ = S.train_local_rule(jax.random.key(1), steps=20)
+    depths = np.arange(1, 7)
+    for p in (exact_rule_params(), params):
+        got = np.asarray(S.serial_predict_depths(p, X_SERIAL, depths))
+        want = np.stack([np.asarray(S.serial_predict(p, X_SERIAL, int(L))) for L in depths])
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.asarray(S.serial_predict_depths(exact_rule_params(), X_SERIAL, [6]))[0],
+                                  [brute_label(r, 6) for r in X_SERIAL])
+    with pytest.raises(ValueError, match="depths"):
+        S.serial_predict_depths(params, X_SERIAL, [0])
+    with pytest.raises(ValueError, match="x must contain only 0 and 1"):
+        S.serial_predict_depths(params, np.full((2, 9), 2), [1])
+
 def test_trained_local_rule_and_shapes():
     params, losses = S.train_local_rule(jax.random.key(0), steps=200)
     assert losses.shape == (200,) and float(losses[-1]) < float(losses[0])

@@ -39,6 +39,7 @@ __all__ = [
     "transformer_forward",
     "HeadGridResult",
     "train_head_grid",
+    "train_head_grids",
     "memorizing_single_head",
     "single_head_features",
 ]
@@ -418,7 +419,46 @@ def _grid_fn(seq_len, num_pairs, batch, steps, lr, n_test, sizes):
         nmse = jnp.mean((_forward(res.params, xt, mask) - yt) ** 2) / jnp.var(yt)
         return nmse, jnp.mean(res.losses[-50:])
 
-    return jax.jit(jax.vmap(one))
+    return one
+
+
+def _prepare_grid(retrievals, head_counts, num_seeds, seq_len, d_model, max_heads, d_head, d_ff, steps,
+                  batch, learning_rate, n_test, key):
+    """Validate one grid and build its configuration table and vmapped arguments (no compilation)."""
+    max_heads = check_int("max_heads", max_heads, minimum=1)
+    ds = [check_int("retrievals[i]", d, minimum=1) for d in retrievals]
+    hs = [check_int("head_counts[i]", h, minimum=1, maximum=max_heads) for h in head_counts]
+    if not ds or not hs:
+        raise ValueError("retrievals and head_counts must be non-empty")
+    for name, v in (("num_seeds", num_seeds), ("seq_len", seq_len), ("d_model", d_model),
+                    ("d_head", d_head), ("d_ff", d_ff), ("steps", steps), ("batch", batch),
+                    ("n_test", n_test)):
+        check_int(name, v, minimum=1)
+    check_real("learning_rate", learning_rate, minimum=0.0, strict_min=True)
+    cfg = np.array([(d, h, s) for d in ds for h in hs for s in range(num_seeds)])
+    masks = (np.arange(max_heads)[None, :] < cfg[:, 1:2]).astype(np.float32)
+    # Re-key to rbg: one independent 128-bit state per (model, role).
+    bits = jax.random.bits(key, (len(cfg), 3, 4), jnp.uint32)
+    keys = jax.random.wrap_key_data(bits, impl="rbg")
+    # Models with the same (D, seed) share the initialisation; models with the same D share the test set.
+    d_idx = np.searchsorted(np.unique(cfg[:, 0]), cfg[:, 0])
+    first = {tuple(r): i for i, r in reversed(list(enumerate(zip(d_idx, cfg[:, 2]))))}
+    init_keys = keys[np.array([first[(a, b)] for a, b in zip(d_idx, cfg[:, 2])]), 0]
+    test_first = {a: i for i, a in reversed(list(enumerate(d_idx)))}
+    test_keys = keys[np.array([test_first[a] for a in d_idx]), 2]
+    static = (int(seq_len), max(ds), int(batch), int(steps), float(learning_rate), int(n_test),
+              (int(d_model), max_heads, int(d_head), int(d_ff)))
+    args = (jnp.asarray(cfg[:, 0]), jnp.asarray(masks), init_keys, keys[:, 1], test_keys)
+    return cfg, static, args
+
+
+def _run_grids(prepared):
+    """Train every prepared grid in ONE compiled XLA program (one compilation for all grids)."""
+    fns = [jax.vmap(_grid_fn(*static)) for _, static, _ in prepared]
+    run = jax.jit(lambda all_args: [fn(*a) for fn, a in zip(fns, all_args)])
+    outs = run([a for _, _, a in prepared])
+    return [HeadGridResult(cfg[:, 0], cfg[:, 1], cfg[:, 2], np.asarray(nmse, float), np.asarray(last, float))
+            for (cfg, _, _), (nmse, last) in zip(prepared, outs)]
 
 
 def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_model: int = 32,
@@ -463,6 +503,10 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     ValueError
         On empty or out-of-range ``retrievals``/``head_counts`` or non-positive sizes.
 
+    See Also
+    --------
+    train_head_grids : several grids (e.g. several :math:`T`) in one compilation.
+
     Examples
     --------
     >>> res = train_head_grid([1], [1], 1, seq_len=2, d_model=4, max_heads=1, d_head=2, d_ff=4,
@@ -470,30 +514,63 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     >>> res.num_retrievals.tolist(), res.num_heads.tolist(), res.nmse.shape
     ([1], [1], (1,))
     """
-    max_heads = check_int("max_heads", max_heads, minimum=1)
-    ds = [check_int("retrievals[i]", d, minimum=1) for d in retrievals]
-    hs = [check_int("head_counts[i]", h, minimum=1, maximum=max_heads) for h in head_counts]
-    if not ds or not hs:
-        raise ValueError("retrievals and head_counts must be non-empty")
-    for name, v in (("num_seeds", num_seeds), ("seq_len", seq_len), ("d_model", d_model),
-                    ("d_head", d_head), ("d_ff", d_ff), ("steps", steps), ("batch", batch),
-                    ("n_test", n_test)):
-        check_int(name, v, minimum=1)
-    check_real("learning_rate", learning_rate, minimum=0.0, strict_min=True)
-    cfg = np.array([(d, h, s) for d in ds for h in hs for s in range(num_seeds)])
-    masks = (np.arange(max_heads)[None, :] < cfg[:, 1:2]).astype(np.float32)
-    # Re-key to rbg: one independent 128-bit state per (model, role).
-    bits = jax.random.bits(key, (len(cfg), 3, 4), jnp.uint32)
-    keys = jax.random.wrap_key_data(bits, impl="rbg")
-    # Models with the same (D, seed) share the initialisation; models with the same D share the test set.
-    d_idx = np.searchsorted(np.unique(cfg[:, 0]), cfg[:, 0])
-    first = {tuple(r): i for i, r in reversed(list(enumerate(zip(d_idx, cfg[:, 2]))))}
-    init_keys = keys[np.array([first[(a, b)] for a, b in zip(d_idx, cfg[:, 2])]), 0]
-    test_first = {a: i for i, a in reversed(list(enumerate(d_idx)))}
-    test_keys = keys[np.array([test_first[a] for a in d_idx]), 2]
-    fn = _grid_fn(seq_len, max(ds), batch, steps, learning_rate, n_test, (d_model, max_heads, d_head, d_ff))
-    nmse, last = fn(jnp.asarray(cfg[:, 0]), jnp.asarray(masks), init_keys, keys[:, 1], test_keys)
-    return HeadGridResult(cfg[:, 0], cfg[:, 1], cfg[:, 2], np.asarray(nmse, float), np.asarray(last, float))
+    return _run_grids([_prepare_grid(retrievals, head_counts, num_seeds, seq_len, d_model, max_heads, d_head,
+                                     d_ff, steps, batch, learning_rate, n_test, key)])[0]
+
+
+def train_head_grids(grids, num_seeds: int, *, d_model: int = 32, max_heads: int = 4, d_head: int = 8,
+                     d_ff: int = 64, steps: int = 800, batch: int = 128, learning_rate: float = 5e-3,
+                     n_test: int = 4096, keys) -> list:
+    """Several :func:`train_head_grid` runs (e.g. at several sequence lengths) compiled as one XLA program.
+
+    ``train_head_grids([(ds, hs, T)], ..., keys=[key])[0]`` equals
+    ``train_head_grid(ds, hs, ..., seq_len=T, key=key)`` exactly (same keys, same random streams, same
+    arithmetic); with several grids the only difference is that XLA compiles them together once
+    instead of once per grid (on CPU the compilation of one grid costs about as much as training it).
+
+    Parameters
+    ----------
+    grids : sequence of (retrievals, head_counts, seq_len)
+        One triple per grid, with the meaning of the arguments of :func:`train_head_grid`.
+    num_seeds : int
+        Independent initialisations per (D, h), for every grid.
+    d_model, max_heads, d_head, d_ff, steps, batch, learning_rate, n_test
+        As in :func:`train_head_grid`, shared by every grid.
+    keys : sequence of jax.random key (keyword-only)
+        One key per grid: grid ``j`` is trained exactly as ``train_head_grid(..., key=keys[j])``.
+
+    Returns
+    -------
+    list of HeadGridResult
+        One per grid, in the order of ``grids``.
+
+    Raises
+    ------
+    ValueError
+        If ``grids`` is empty or not a sequence of triples, ``keys`` does not have one key per grid, or
+        any grid fails the checks of :func:`train_head_grid`.
+
+    Examples
+    --------
+    >>> res = train_head_grids([([1], [1], 2), ([1], [1], 3)], 1, d_model=4, max_heads=1, d_head=2, d_ff=4,
+    ...                        steps=2, batch=2, n_test=8, keys=[jax.random.key(0), jax.random.key(1)])
+    >>> [r.nmse.shape for r in res]
+    [(1,), (1,)]
+    """
+    try:
+        grids = [tuple(g) for g in grids]
+    except TypeError:
+        raise ValueError("grids must be a sequence of (retrievals, head_counts, seq_len) triples") from None
+    if not grids or any(len(g) != 3 for g in grids):
+        raise ValueError("grids must be a non-empty sequence of (retrievals, head_counts, seq_len) triples")
+    try:
+        keys = list(keys)
+    except TypeError:
+        raise ValueError("keys must be a sequence of jax.random keys, one per grid") from None
+    if len(keys) != len(grids):
+        raise ValueError(f"keys must hold one key per grid ({len(grids)}), got {len(keys)}")
+    return _run_grids([_prepare_grid(ds, hs, num_seeds, t, d_model, max_heads, d_head, d_ff, steps, batch,
+                                     learning_rate, n_test, k) for (ds, hs, t), k in zip(grids, keys)])
 
 
 # ------------------------------------------------------------------------------------ single head

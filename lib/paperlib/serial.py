@@ -54,6 +54,7 @@ __all__ = [
     "mlp_flops",
     "train_local_rule",
     "serial_predict",
+    "serial_predict_depths",
     "serial_flops",
     "train_oneshot",
     "oneshot_logits",
@@ -385,6 +386,72 @@ def serial_predict(params, x, L: int):
     c = x.shape[1] // 2
     L = check_int("L", L, minimum=0, maximum=c)
     return _serial_predict(params, jnp.asarray(x[:, c - L : c + L + 1]), L)
+
+
+@partial(jax.jit, static_argnames="depth")
+def _serial_rollout(params, x, depth):
+    # The same thresholded, weight-tied steps as _serial_predict, on the whole row at a fixed width
+    # (zero-padded at both ends, one lax.scan step compiled once): padding corrupts only the cells
+    # within t of an edge after t steps, so the centre after L <= (W - 1) / 2 steps equals the centre
+    # of the shrinking light-cone rollout of serial_predict. Each cell is the same MLP evaluated on the
+    # same neighbourhood.
+    c = x.shape[-1] // 2
+
+    def step(row, _):
+        padded = jnp.pad(row, ((0, 0), (1, 1)))
+        nb = jnp.stack([padded[:, :-2], padded[:, 1:-1], padded[:, 2:]], axis=-1)
+        new = (mlp_apply(params, 2.0 * nb - 1.0)[..., 0] > 0).astype(jnp.float32)
+        return new, new[:, c]
+
+    _, centres = jax.lax.scan(step, x.astype(jnp.float32), None, length=depth)
+    return centres.astype(jnp.int32)  # (depth, B): row L - 1 is the prediction at depth L
+
+
+def serial_predict_depths(params, x, depths):
+    """:func:`serial_predict` at several depths ``L`` from one rollout (one compilation for all depths).
+
+    Runs ``max(depths)`` thresholded steps of the one-step MLP on the whole input row (fixed width ``W``,
+    zero padding, one ``lax.scan``) and reads the centre cell after each step. The centre after ``L``
+    steps depends only on the light cone ``x[c-L .. c+L]``, so the prediction at depth ``L`` is the one
+    of ``serial_predict(params, x, L)``: the same MLP on the same neighbourhoods. Use this to evaluate
+    many depths cheaply; :func:`serial_predict` is the model as defined (``L**2`` cell updates per
+    example, the count of :func:`serial_flops`), this function spends ``W * max(depths)`` updates.
+
+    Parameters
+    ----------
+    params : list of (W, b)
+        From :func:`train_local_rule`.
+    x : array of {0, 1}, shape (B, W), W odd
+    depths : array of int, shape (n_L,)
+        Serial depths, each in ``[1, (W - 1) // 2]``.
+
+    Returns
+    -------
+    jax.Array of int32, shape (n_L, B)
+        ``out[j] = serial_predict(params, x, depths[j])``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not a 2-D array of 0/1 cells with an odd number of columns, or a depth is out of range.
+
+    Examples
+    --------
+    A hand-built one-step rule (a one-hot hidden layer over the 8 neighbourhoods) reproduces the
+    automaton exactly:
+
+    >>> corners = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])
+    >>> params = [(corners.T, -2.0 * np.ones(8)), ((20.0 * rule_table(110) - 10.0)[:, None], np.array([-5.0]))]
+    >>> x = np.array([[0, 0, 1, 1, 0], [0, 0, 1, 1, 1], [0, 1, 0, 0, 1]])
+    >>> serial_predict_depths(params, x, [1, 2]).tolist(), [light_cone_label(x, L).tolist() for L in (1, 2)]
+    ([[1, 1, 0], [0, 1, 1]], [[1, 1, 0], [0, 1, 1]])
+    """
+    x = _check_bits(x)
+    if x.shape[1] % 2 == 0:
+        raise ValueError(f"x must have an odd number of columns, got shape {x.shape}")
+    depths = np.asarray(_check_depths(depths, x.shape[1]))
+    out = _serial_rollout(params, jnp.asarray(x), int(depths.max()))
+    return out[depths - 1]
 
 
 def serial_flops(L: int, *, hidden: int = 16) -> int:
