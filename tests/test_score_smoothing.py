@@ -229,6 +229,21 @@ def test_sphere_metrics_isotropic_blur_has_unit_anisotropy_and_no_interpolation(
     m = ss.sphere_metrics(mid, y, basis)
     assert m["interp"] == 1.0 and m["near"] == 0.0 and m["aniso"] > 50
     assert m["q95_normal"] == pytest.approx(1e-3 * np.sqrt(17), rel=0.3)
+    assert m["r_q10"] == pytest.approx(np.linalg.norm(u), abs=0.01)   # all novel samples at the edge midpoint
+    assert np.isnan(ss.sphere_metrics(blur, y, basis)["r_q10"])        # no novel sample on the subspace
+
+
+def test_sphere_metrics_r_q10_is_the_radius_quantile_of_novel_on_subspace_samples():
+    """Samples at two radii along one direction away from the vertices: r_q10 is the brute-force 10th percentile."""
+    rng = np.random.default_rng(1)
+    basis, _ = np.linalg.qr(rng.standard_normal((20, 3)))
+    y = ss.icosahedron_vertices() @ basis.T
+    face = ss.icosahedron_vertices()[[0, 1, 8]].mean(axis=0)
+    face = face / np.linalg.norm(face)                          # a direction through a face centre
+    radii = np.r_[np.full(30, 0.4), np.full(70, 0.95)]
+    x = (radii[:, None] * face) @ basis.T
+    m = ss.sphere_metrics(x, y, basis)
+    assert m["r_q10"] == pytest.approx(np.quantile(radii, 0.1))
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -492,7 +492,11 @@ def sphere_metrics(samples, data, basis, *, near_tol=0.05, away_tol=0.2, normal_
         ``aniso``: per-coordinate RMS of the in-subspace offset to the nearest training point over the
         per-coordinate RMS of ``x_perp`` (``sqrt(mean ||u - u_k||^2 / k) / sqrt(mean ||x_perp||^2 / (d-k))``);
         ``1`` for any isotropic spread around the training points, large for interpolation along the
-        subspace; nan when the normal parts all vanish.
+        subspace; nan when the normal parts all vanish;
+        ``r_q10``: 10th percentile of the in-subspace radius ``||u||`` of the novel samples that lie on
+        the subspace (farther than ``away_tol`` from every training point, within ``normal_tol`` of the
+        subspace; no shell condition): near the sphere's radius ``1`` when the novel samples stay near
+        the sphere, lower when they fill its inside; nan when there are none.
 
     Raises
     ------
@@ -529,11 +533,13 @@ def sphere_metrics(samples, data, basis, *, near_tol=0.05, away_tol=0.2, normal_
     dist = np.min(np.linalg.norm(X[:, None, :] - Y[None], axis=2), axis=1)
     off = np.min(np.linalg.norm(u[:, None, :] - uy[None], axis=2), axis=1)
     radius = np.linalg.norm(u, axis=1)
-    interp = (dist > away_tol) & (perp <= normal_tol) & (radius >= shell[0]) & (radius <= shell[1])
+    novel_on = (dist > away_tol) & (perp <= normal_tol)
+    interp = novel_on & (radius >= shell[0]) & (radius <= shell[1])
     rms_perp = np.sqrt(np.mean(perp**2) / (d - k))
     return {
         "near": float(np.mean(dist < near_tol)),
         "interp": float(np.mean(interp)),
         "q95_normal": float(np.quantile(perp, 0.95)),
         "aniso": float(np.sqrt(np.mean(off**2) / k) / rms_perp) if rms_perp > 1e-12 else float("nan"),
+        "r_q10": float(np.quantile(radius[novel_on], 0.1)) if novel_on.any() else float("nan"),
     }
