@@ -68,6 +68,19 @@ def test_score_mlp_and_loss():
     assert np.isfinite(l0) and l1 > l0
 
 
+def test_dsm_loss_n_data_equals_unpadded_data_also_under_vmap():
+    """Padding the data and restricting minibatches with n_data gives the same loss, traced or not."""
+    params = df.init_score_mlp(jax.random.key(0), dim=2, width=8)
+    data = np.array([[1.0, 0.0], [-1.0, 0.0]], np.float32)
+    padded = np.concatenate([data, np.full((3, 2), 7.0, np.float32)])
+    ref = df.dsm_loss(params, jax.random.key(1), data, lam=0.0, batch=64)
+    assert float(df.dsm_loss(params, jax.random.key(1), padded, lam=0.0, batch=64, n_data=2)) == pytest.approx(float(ref))
+    traced = jax.jit(lambda n: df.dsm_loss(params, jax.random.key(1), padded, lam=0.0, batch=64, n_data=n))(2)
+    assert float(traced) == pytest.approx(float(ref), rel=1e-6)
+    with pytest.raises(ValueError, match="n_data"):
+        df.dsm_loss(params, jax.random.key(1), padded, lam=0.0, batch=64, n_data=6)
+
+
 @pytest.mark.parametrize(
     "call, match",
     [

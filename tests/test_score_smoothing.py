@@ -206,3 +206,54 @@ def test_smoothest_score_penalised_and_constrained_forms_agree():
     b = mc.smoothest_score(4e-3, penalty=a.penalty)
     assert b.loss == pytest.approx(0.05, rel=1e-4) and b.delta == pytest.approx(a.delta, rel=1e-6)
     assert np.isnan(mc.smoothest_score(1e-4, penalty=10.0).delta)  # huge penalty: a linear fit, no kink
+
+
+def test_icosahedron_vertices_are_evenly_spaced_unit_vectors():
+    v = ss.icosahedron_vertices()
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
+    d = np.linalg.norm(v[:, None] - v[None], axis=2)
+    assert np.allclose(np.sort(d, axis=1)[:, 1:6], 4 / np.sqrt(10 + 2 * np.sqrt(5)))  # five neighbours each
+    assert np.allclose(v.sum(axis=0), 0.0)
+
+
+def test_sphere_metrics_isotropic_blur_has_unit_anisotropy_and_no_interpolation():
+    """An isotropic Gaussian spread around the data: aniso -> 1 (brute force); a subspace-only spread: large."""
+    rng = np.random.default_rng(0)
+    basis, _ = np.linalg.qr(rng.standard_normal((20, 3)))
+    y = ss.icosahedron_vertices() @ basis.T
+    blur = y[rng.integers(0, 12, 20_000)] + 0.005 * rng.standard_normal((20_000, 20))
+    m = ss.sphere_metrics(blur, y, basis)
+    assert m["aniso"] == pytest.approx(1.0, abs=0.03) and m["interp"] == 0.0 and m["near"] == 1.0
+    u = ss.icosahedron_vertices()[:2].mean(axis=0)            # midpoint of an edge, radius 0.85
+    mid = (u @ basis.T)[None] + 1e-3 * rng.standard_normal((50, 20))
+    m = ss.sphere_metrics(mid, y, basis)
+    assert m["interp"] == 1.0 and m["near"] == 0.0 and m["aniso"] > 50
+    assert m["q95_normal"] == pytest.approx(1e-3 * np.sqrt(17), rel=0.3)
+    assert m["r_q10"] == pytest.approx(np.linalg.norm(u), abs=0.01)   # all novel samples at the edge midpoint
+    assert np.isnan(ss.sphere_metrics(blur, y, basis)["r_q10"])        # no novel sample on the subspace
+
+
+def test_sphere_metrics_r_q10_is_the_radius_quantile_of_novel_on_subspace_samples():
+    """Samples at two radii along one direction away from the vertices: r_q10 is the brute-force 10th percentile."""
+    rng = np.random.default_rng(1)
+    basis, _ = np.linalg.qr(rng.standard_normal((20, 3)))
+    y = ss.icosahedron_vertices() @ basis.T
+    face = ss.icosahedron_vertices()[[0, 1, 8]].mean(axis=0)
+    face = face / np.linalg.norm(face)                          # a direction through a face centre
+    radii = np.r_[np.full(30, 0.4), np.full(70, 0.95)]
+    x = (radii[:, None] * face) @ basis.T
+    m = ss.sphere_metrics(x, y, basis)
+    assert m["r_q10"] == pytest.approx(np.quantile(radii, 0.1))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(basis=np.ones((20, 3))), "orthonormal"),
+    (dict(basis=np.eye(20)), "basis"),
+    (dict(shell=(1.0, 0.5)), "shell"),
+    (dict(away_tol=0.0), "away_tol"),
+])
+def test_sphere_metrics_bad_input(kw, match):
+    basis = np.eye(20)[:, :3]
+    args = dict(samples=np.zeros((4, 20)), data=ss.icosahedron_vertices() @ basis.T, basis=basis) | kw
+    with pytest.raises(ValueError, match=match):
+        ss.sphere_metrics(**args)

@@ -16,7 +16,6 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import log_softmax
 
 from ._validation import as_array, check_bool, check_int, check_real, is_traced
 from .mlp import mlp_apply, mlp_init
@@ -75,9 +74,9 @@ def posterior_mean(x, t, data):
     """
     x, data = _check_points(x, data)
     t = check_real("t", t, minimum=0.0, strict_min=True)
-    sq = ((x[:, None, :] - data[None, :, :]) ** 2).sum(-1)  # (N, n)
-    w = np.exp(log_softmax(-sq / (2.0 * t), axis=1))
-    return w @ data
+    z = -((x[:, None, :] - data[None, :, :]) ** 2).sum(-1) / (2.0 * t)  # (N, n) logits
+    w = np.exp(z - z.max(axis=1, keepdims=True))  # softmax with a max shift (finite for tiny t)
+    return (w / w.sum(axis=1, keepdims=True)) @ data
 
 
 def empirical_score(x, t, data):
@@ -320,7 +319,9 @@ def score_mlp(params, x, t):
     return -_eps_hat(params, x, t) / jnp.sqrt(t)
 
 
-def dsm_loss(params, key, data, *, lam: float, batch: int = 512, t_min: float = 1e-4, t_max: float = 1.0):
+def dsm_loss(
+    params, key, data, *, lam: float, batch: int = 512, t_min: float = 1e-4, t_max: float = 1.0, n_data=None
+):
     """Denoising score matching with noise prediction plus weight decay on the weight matrices.
 
     ``E_{k, t, eps} ||eps_hat(y_k + sqrt(t) eps, t) - eps||^2 + lam * sum_l ||W_l||_F^2``, with ``t``
@@ -335,6 +336,10 @@ def dsm_loss(params, key, data, *, lam: float, batch: int = 512, t_min: float = 
     data : jax.Array, shape (n, d)
     lam : float, weight-decay strength ``>= 0`` (may be a traced scalar, e.g. under ``vmap``)
     batch, t_min, t_max : minibatch size and noise range
+    n_data : int or None, default None (all rows)
+        Use only the first ``n_data`` rows of ``data`` (``1 <= n_data <= n``; may be traced). Lets
+        data sets of different sizes, padded to one shape, train side by side under ``vmap``; the
+        minibatch indices are the same as for the unpadded data.
 
     Returns
     -------
@@ -344,7 +349,7 @@ def dsm_loss(params, key, data, *, lam: float, batch: int = 512, t_min: float = 
     ------
     ValueError
         For concrete (untraced) arguments: ``data`` not ``(n, d)`` and finite, ``lam < 0``,
-        ``batch < 1``, or not ``0 < t_min < t_max``.
+        ``batch < 1``, not ``0 < t_min < t_max``, or ``n_data`` not an integer in ``[1, n]``.
 
     Examples
     --------
@@ -356,6 +361,10 @@ def dsm_loss(params, key, data, *, lam: float, batch: int = 512, t_min: float = 
     """
     if not is_traced(data):
         as_array("data", data, ndim=2, min_size=1)
+    if n_data is None:
+        n_data = data.shape[0]
+    elif not is_traced(n_data):
+        n_data = check_int("n_data", n_data, minimum=1, maximum=data.shape[0])
     if not is_traced(lam):
         check_real("lam", lam, minimum=0.0)
     batch = check_int("batch", batch, minimum=1)
@@ -363,7 +372,7 @@ def dsm_loss(params, key, data, *, lam: float, batch: int = 512, t_min: float = 
     t_max = check_real("t_max", t_max, minimum=t_min, strict_min=True)
     k1, k2, k3 = jax.random.split(key, 3)
     data = jnp.asarray(data)
-    y = data[jax.random.randint(k1, (batch,), 0, data.shape[0])]
+    y = data[jax.random.randint(k1, (batch,), 0, n_data)]
     t = jnp.exp(jax.random.uniform(k2, (batch, 1), minval=jnp.log(t_min), maxval=jnp.log(t_max)))
     eps = jax.random.normal(k3, y.shape)
     err = _eps_hat(params, y + jnp.sqrt(t) * eps, t) - eps
