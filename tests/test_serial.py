@@ -100,8 +100,9 @@ def test_serial_predict_executes_L_squared_updates():
 def test_serial_predict_depths_equals_serial_predict_at_every_depth():
     # the fixed-width rollout must give exactly serial_predict's light-cone prediction at each depth,
     # for the exact rule (against brute force) and for a trained, imperfect-margin rule
-    params, _ = S.train_local_rule(jax.random.key(1), steps=20)
-    depths = np.arange(1, 7)
+    # steps=200 and depths 1, 3, 6 share compiled programs with the other tests of this file (compilation dominates)
+    params, _ = S.train_local_rule(jax.random.key(1), steps=200)
+    depths = np.array([1, 3, 6])
     for p in (exact_rule_params(), params):
         got = np.asarray(S.serial_predict_depths(p, X_SERIAL, depths))
         want = np.stack([np.asarray(S.serial_predict(p, X_SERIAL, int(L))) for L in depths])
