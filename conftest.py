@@ -5,6 +5,32 @@ import os
 # Chapters and tests run JAX on the CPU: skip the GPU probe (and its stderr warning).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+#: XLA flags for the *test process only*: most unit-test time is XLA compiling small programs, and LLVM's
+#: optimisation passes are most of a compile. Level 0 cuts the unit tests' time by about a third; the tests check
+#: values against references and tolerances, not speed. The chapters never see it: the flags are restored before
+#: any notebook kernel starts (nbval's kernels are subprocesses that inherit ``os.environ``), so every chapter runs
+#: under CI exactly as a reader runs it. ``BOOK_TEST_XLA_FULL_OPT=1`` compiles the tests at the default level.
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
+
+
+def _compile_test_programs_fast():
+    if os.environ.get("BOOK_TEST_XLA_FULL_OPT") == "1":
+        return
+    previous = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = f"{previous} {TEST_XLA_FLAGS}" if previous else TEST_XLA_FLAGS
+    try:
+        import jax
+
+        jax.jit(lambda x: x + 1)(0.0).block_until_ready()  # XLA parses its flags once, at the first compile
+    finally:
+        if previous is None:
+            os.environ.pop("XLA_FLAGS", None)
+        else:
+            os.environ["XLA_FLAGS"] = previous
+
+
+_compile_test_programs_fast()
+
 
 def pytest_collectstart(collector):
     # nbval: stderr differs between machines (warnings); correctness lives in the claim cells.

@@ -30,9 +30,15 @@ def test_every_chapter_has_a_recorded_run_within_budget(slug):
     assert 0 < run["seconds"] < 60, f"{slug}: recorded runtime {run['seconds']} s is over the 60 s budget"
 
 
+@pytest.fixture(scope="module")
+def ledger_rows():
+    """The table rows of the claims ledger as generated now (built once: it reads every notebook)."""
+    return [line for line in ledger.ledger_markdown().splitlines() if line.startswith("| ")]
+
+
 @pytest.mark.parametrize("slug", ledger.toc_chapters())
-def test_every_claim_appears_in_the_ledger_with_its_kind(slug):
-    rows = [line for line in ledger.ledger_markdown().splitlines() if line.startswith("| ")]
+def test_every_claim_appears_in_the_ledger_with_its_kind(slug, ledger_rows):
+    rows = ledger_rows
     for r in ledger.claims_in_notebook(CHAPTERS / f"{slug}.ipynb"):
         head = f"| {r.kind} | {ledger._esc(r.claim)} | {ledger._esc(r.predicted)} | {ledger._esc(r.measured)} |"
         assert any(row.startswith(head) for row in rows), f"{slug}: {r.claim!r} missing from the ledger"
