@@ -25,12 +25,14 @@ define check_python
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11, 5), "Python 3.11.5+ is required (the locks pin soupsieve 4.1, which needs it)"'
 endef
 
+# --no-compile: pip would byte-compile every installed file (about a minute on CI's 2 cores, most of the install);
+# Python compiles what is actually imported, once, on first import.
 $(BIN)/jupyter-book: requirements.txt requirements-dev.txt requirements-data.txt pyproject.toml
 	$(check_python)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements-dev.txt
-	$(BIN)/python -m pip install -q --no-deps -r requirements-data.txt
+	$(BIN)/python -m pip install -q --no-compile -r requirements-dev.txt
+	$(BIN)/python -m pip install -q --no-compile --no-deps -r requirements-data.txt
 	touch $@
 
 $(RBIN)/jupyter-lab: requirements.txt requirements-data.txt pyproject.toml

@@ -205,7 +205,9 @@ def ridge_learning_curve(K, y, ns, *, n_seeds: int = 5, lam: float = 1e-3,
         for _ in range(n_seeds):
             perm = rng.permutation(N)
             S, T = perm[:n], perm[n:]
-            alpha = scipy.linalg.solve(K[np.ix_(S, S)] + lam * np.eye(n), Y[S], assume_a="pos")
+            # Cholesky factor and solve: the LAPACK calls (potrf, potrs) of solve(assume_a="pos"), without its
+            # condition-number estimate, which doubled the time (bitwise the same solution)
+            alpha = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K[np.ix_(S, S)] + lam * np.eye(n)), Y[S])
             P = K[np.ix_(T, S)] @ alpha
             err[i] += np.mean(np.argmax(P, axis=1) != y[T])
             mse[i] += np.mean(np.sum((P - Y[T]) ** 2, axis=1))
