@@ -68,18 +68,19 @@ def test_value_errors():
 def test_learning_curve_matches_train_oneshot_and_its_own_final_accuracy():
     # same keys as paperlib.serial.train_oneshot, so the same final parameters (independent code path);
     # the last recorded accuracy is that of the final parameters on x_eval
-    # tiny sizes: compilation dominates the cost of this test
-    x = np.random.default_rng(3).integers(0, 2, size=(32, 7))
-    depths = np.array([1, 3])
+    # tiny sizes: compilation dominates the cost of this test; train_oneshot's arguments are those of
+    # test_serial.py::test_vmapped_training_and_sampler_shapes, so a shared session reuses its program
+    x = np.random.default_rng(3).integers(0, 2, size=(32, 5))
+    depths = np.array([1, 2])
     # model 0 learns Rule 110 (compared with train_oneshot), model 1 Rule 90 on the same inputs
-    p, losses, acc = C.oneshot_learning_curve(jax.random.key(4), depths, x, rules=[110, 90], hidden=4, layers=1,
-                                              steps=6, batch=8, eval_every=3)
-    q, lq = S.train_oneshot(jax.random.key(4), depths, width=7, hidden=4, layers=1, steps=6, batch=8)
-    assert losses.shape == (2, 6) and acc.shape == (2, 2)
+    p, losses, acc = C.oneshot_learning_curve(jax.random.key(0), depths, x, rules=[110, 90], hidden=2, layers=1,
+                                              steps=2, batch=2, eval_every=1)
+    q, lq = S.train_oneshot(jax.random.key(0), depths, width=5, hidden=2, layers=1, steps=2, batch=2)
+    assert losses.shape == (2, 2) and acc.shape == (2, 2)
     np.testing.assert_allclose(np.asarray(losses)[0], np.asarray(lq)[0], rtol=1e-5, atol=1e-6)
     for (a, _), (b, _) in zip(p, q):
         np.testing.assert_allclose(np.asarray(a)[0], np.asarray(b)[0], rtol=1e-5, atol=1e-6)
-    y = np.stack([np.asarray(S.centre_trajectory(x, 3, rule=r))[:, L - 1] for r, L in zip([110, 90], depths)])
+    y = np.stack([np.asarray(S.centre_trajectory(x, 2, rule=r))[:, L - 1] for r, L in zip([110, 90], depths)])
     final = [np.mean((np.asarray(S.oneshot_logits([(w[j], b[j]) for w, b in p], x)) > 0) == y[j]) for j in range(2)]
     np.testing.assert_allclose(np.asarray(acc)[:, -1], final, atol=1e-6)
 

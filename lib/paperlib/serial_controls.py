@@ -23,7 +23,7 @@ import optax
 
 from paperlib._validation import as_array, check_int, check_real
 from paperlib.mlp import mlp_apply, mlp_init
-from paperlib.serial import _centre_trajectory, _check_bits, _check_depths, oneshot_logits, rule_table
+from paperlib.serial import _centre_trajectory, _check_depths, oneshot_logits, rule_table
 from paperlib.training import train
 
 __all__ = ["soft_rollout", "train_serial_end_to_end", "oneshot_learning_curve", "xla_flop_counts"]
@@ -210,7 +210,10 @@ def oneshot_learning_curve(key, depths, x_eval, *, rules=110, hidden: int = 128,
     >>> losses.shape, acc.shape
     ((2, 4), (2, 2))
     """
-    x_eval = _check_bits(x_eval)
+    x_eval = as_array("x_eval", x_eval, ndim=2, dtype=float)
+    if not np.all((x_eval == 0) | (x_eval == 1)):
+        raise ValueError("x_eval must contain only 0 and 1 cells")
+    x_eval = x_eval.astype(np.int32)
     width = x_eval.shape[1]
     if width < 3 or width % 2 == 0:
         raise ValueError(f"x_eval must have an odd number (>= 3) of columns, got shape {x_eval.shape}")
