@@ -64,12 +64,25 @@ X_SERIAL = np.random.default_rng(2).integers(0, 2, size=(50, 13))  # one shape: 
 
 
 def exact_rule_params():
-    """Hand-built one-step "MLP" whose +-1 logits equal the rule table, via a one-hot hidden layer."""
-    corners = np.array(list(itertools.product([-1.0, 1.0], repeat=3)))  # index 4a+2b+c
-    W1 = corners.T  # (3, 8): hidden unit j fires (value 1) only on neighbourhood j
-    b1 = -2.0 * np.ones(8)
-    W2 = (2.0 * S.rule_table(110) - 1.0)[:, None] * 10
-    return [(W1, b1), (W2, np.array([-5.0]))]
+    """The module's hand-built one-step model (one-hot hidden layer over the 8 neighbourhoods)."""
+    return S.exact_rule_params(110)
+
+
+@pytest.mark.parametrize("rule", [110, 30, 90])
+def test_exact_rule_params_against_hand_written_neighbourhoods(rule):
+    # independent: the thresholded logit on every +-1 neighbourhood, against bit 4a+2b+c of the rule
+    # number (and, for Rule 110, the table written out by hand above)
+    params = S.exact_rule_params(rule, gain=3.0)
+    assert [w.shape for w, _ in params] == [(3, 8), (8, 1)] and [b.shape for _, b in params] == [(8,), (1,)]
+    for a, b, c in itertools.product([0, 1], repeat=3):
+        logit = float(S.mlp_apply(params, np.array([[2.0 * a - 1, 2.0 * b - 1, 2.0 * c - 1]]))[0, 0])
+        assert (logit > 0) == bool((rule >> (4 * a + 2 * b + c)) & 1)
+        if rule == 110:
+            assert (logit > 0) == bool(RULE110[(a, b, c)])
+    with pytest.raises(ValueError, match="gain"):
+        S.exact_rule_params(110, gain=0.0)
+    with pytest.raises(ValueError, match="rule"):
+        S.exact_rule_params(256)
 
 
 def test_serial_predict_with_exact_rule_is_exact():

@@ -1,7 +1,5 @@
 """Unit tests of paperlib.serial_controls against independent computations."""
 
-import itertools
-
 import jax
 import numpy as np
 import pytest
@@ -11,10 +9,8 @@ from paperlib import serial_controls as C
 
 
 def sharp_rule_params(gain=40.0):
-    """One-hot hidden layer over the 8 neighbourhoods; output logit +-gain/2 from the Rule 110 table."""
-    corners = np.array(list(itertools.product([-1.0, 1.0], repeat=3)))
-    W2 = ((2.0 * S.rule_table(110) - 1.0) * gain)[:, None]
-    return [(corners.T, -2.0 * np.ones(8)), (W2, np.array([-gain / 2]))]
+    """The module's hand-built Rule 110 step, with a gain that saturates the sigmoid."""
+    return S.exact_rule_params(110, gain=gain)
 
 
 def test_soft_rollout_with_sharp_rule_matches_the_automaton():
@@ -67,3 +63,48 @@ def test_value_errors():
         C.train_serial_end_to_end(jax.random.key(0), 2, learning_rate=-1.0)
     with pytest.raises(ValueError, match="width"):
         C.xla_flop_counts([], [], L=2, width=8)
+
+
+def test_learning_curve_matches_train_oneshot_and_its_own_final_accuracy():
+    # same keys as paperlib.serial.train_oneshot, so the same final parameters (independent code path);
+    # the last recorded accuracy is that of the final parameters on x_eval
+    # tiny sizes: compilation dominates the cost of this test; train_oneshot's arguments are those of
+    # test_serial.py::test_vmapped_training_and_sampler_shapes, so a shared session reuses its program
+    x = np.random.default_rng(3).integers(0, 2, size=(32, 5))
+    depths = np.array([1, 2])
+    # model 0 learns Rule 110 (compared with train_oneshot), model 1 Rule 90 on the same inputs
+    p, losses, acc = C.oneshot_learning_curve(jax.random.key(0), depths, x, rules=[110, 90], hidden=2, layers=1,
+                                              steps=2, batch=2, eval_every=1)
+    q, lq = S.train_oneshot(jax.random.key(0), depths, width=5, hidden=2, layers=1, steps=2, batch=2)
+    assert losses.shape == (2, 2) and acc.shape == (2, 2)
+    np.testing.assert_allclose(np.asarray(losses)[0], np.asarray(lq)[0], rtol=1e-5, atol=1e-6)
+    for (a, _), (b, _) in zip(p, q):
+        np.testing.assert_allclose(np.asarray(a)[0], np.asarray(b)[0], rtol=1e-5, atol=1e-6)
+    y = np.stack([np.asarray(S.centre_trajectory(x, 2, rule=r))[:, L - 1] for r, L in zip([110, 90], depths)])
+    final = [np.mean((np.asarray(S.oneshot_logits([(w[j], b[j]) for w, b in p], x)) > 0) == y[j]) for j in range(2)]
+    np.testing.assert_allclose(np.asarray(acc)[:, -1], final, atol=1e-6)
+
+
+@pytest.mark.parametrize("L", [1, 3, 4, 7, 8])
+def test_rule90_centre_is_parity_of_odd_binomial_cells(L):
+    # Rule 90 is linear over GF(2): after L steps the centre is the XOR of x[c - L + 2i] over the i with
+    # binomial(L, i) odd, 2 ** popcount(L) cells (independent closed form, against the automaton)
+    from math import comb
+    x = np.random.default_rng(L).integers(0, 2, size=(128, 17))
+    cells = [8 - L + 2 * i for i in range(L + 1) if comb(L, i) % 2]
+    assert len(cells) == 2 ** bin(L).count("1")
+    np.testing.assert_array_equal(np.asarray(S.centre_trajectory(x, 8, rule=90))[:, L - 1], x[:, cells].sum(axis=1) % 2)
+
+
+def test_learning_curve_value_errors():
+    x = np.zeros((4, 9), dtype=int)
+    with pytest.raises(ValueError, match="eval_every"):
+        C.oneshot_learning_curve(jax.random.key(0), [1], x, steps=10, eval_every=3)
+    with pytest.raises(ValueError, match="x_eval"):
+        C.oneshot_learning_curve(jax.random.key(0), [1], np.zeros((4, 8), dtype=int), steps=10, eval_every=5)
+    with pytest.raises(ValueError, match="depths"):
+        C.oneshot_learning_curve(jax.random.key(0), [5], x, steps=10, eval_every=5)
+    with pytest.raises(ValueError, match="rules"):
+        C.oneshot_learning_curve(jax.random.key(0), [1], x, rules=256, steps=10, eval_every=5)
+    with pytest.raises(ValueError, match="rules"):
+        C.oneshot_learning_curve(jax.random.key(0), [1], x, rules=[110, 90], steps=10, eval_every=5)

@@ -45,6 +45,7 @@ _PROBE_EXEMPTIONS = {
 
 __all__ = [
     "rule_table",
+    "exact_rule_params",
     "ca_step",
     "centre_trajectory",
     "light_cone_label",
@@ -94,6 +95,51 @@ def rule_table(rule: int = 110) -> np.ndarray:
     """
     rule = check_int("rule", rule, minimum=0, maximum=255)
     return np.array([(rule >> k) & 1 for k in range(8)], dtype=np.int32)
+
+
+def exact_rule_params(rule: int = 110, *, gain: float = 10.0):
+    """Hand-built one-step MLP ``3 -> 8 -> 1`` whose thresholded output is the rule, exactly.
+
+    The hidden layer is one-hot over the 8 neighbourhoods: with inputs ``v = 2 (l, m, r) - 1`` in
+    ``{-1, +1}^3``, hidden unit ``j`` has weights ``corner_j`` (the ``+-1`` pattern of neighbourhood
+    ``j = 4l + 2m + r``) and bias ``-2``, so ``relu(corner_j . v - 2)`` is 1 on neighbourhood ``j`` and
+    0 on every other one. The output weight of unit ``j`` is ``gain (2 table[j] - 1)`` with bias
+    ``-gain / 2``, so the logit is ``+gain/2`` where the rule outputs 1 and ``-3 gain/2`` where it
+    outputs 0. It is the reference one-step model of :func:`serial_predict`: a model with the right
+    8-entry table, against which a trained one is compared.
+
+    Parameters
+    ----------
+    rule : int, default 110
+        Wolfram rule number in ``[0, 255]``.
+    gain : float, default 10.0
+        Output scale, ``gain > 0`` (finite); a larger gain saturates a sigmoid applied to the logit.
+
+    Returns
+    -------
+    list of (W, b) numpy arrays
+        ``[(W1, b1), (W2, b2)]`` with shapes ``(3, 8), (8,), (8, 1), (1,)``, for
+        :func:`paperlib.mlp.mlp_apply`.
+
+    Raises
+    ------
+    ValueError
+        If ``rule`` is not an integer in ``[0, 255]`` or ``gain`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> params = exact_rule_params(110)
+    >>> [w.shape for w, _ in params]
+    [(3, 8), (8, 1)]
+    >>> nb = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)])
+    >>> (np.asarray(mlp_apply(params, 2.0 * nb - 1.0))[:, 0] > 0).astype(int).tolist() == rule_table(110).tolist()
+    True
+    """
+    table = rule_table(rule)
+    gain = check_real("gain", gain, minimum=0.0, strict_min=True)
+    corners = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])  # row 4a+2b+c
+    w2 = (gain * (2.0 * table - 1.0))[:, None]
+    return [(corners.T, -2.0 * np.ones(8)), (w2, np.array([-gain / 2.0]))]
 
 
 def ca_step(rows, rule: int = 110):
@@ -371,11 +417,9 @@ def serial_predict(params, x, L: int):
 
     Examples
     --------
-    A hand-built one-step rule (a one-hot hidden layer over the 8 neighbourhoods) reproduces the
-    automaton exactly:
+    The hand-built one-step rule of :func:`exact_rule_params` reproduces the automaton exactly:
 
-    >>> corners = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])
-    >>> params = [(corners.T, -2.0 * np.ones(8)), ((20.0 * rule_table(110) - 10.0)[:, None], np.array([-5.0]))]
+    >>> params = exact_rule_params(110)
     >>> x = np.array([[0, 0, 1, 1, 0], [0, 0, 1, 1, 1], [0, 1, 0, 0, 1]])
     >>> serial_predict(params, x, 2).tolist(), light_cone_label(x, 2).tolist()
     ([0, 1, 1], [0, 1, 1])
@@ -437,11 +481,9 @@ def serial_predict_depths(params, x, depths):
 
     Examples
     --------
-    A hand-built one-step rule (a one-hot hidden layer over the 8 neighbourhoods) reproduces the
-    automaton exactly:
+    The hand-built one-step rule of :func:`exact_rule_params` reproduces the automaton exactly:
 
-    >>> corners = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])
-    >>> params = [(corners.T, -2.0 * np.ones(8)), ((20.0 * rule_table(110) - 10.0)[:, None], np.array([-5.0]))]
+    >>> params = exact_rule_params(110)
     >>> x = np.array([[0, 0, 1, 1, 0], [0, 0, 1, 1, 1], [0, 1, 0, 0, 1]])
     >>> serial_predict_depths(params, x, [1, 2]).tolist(), [light_cone_label(x, L).tolist() for L in (1, 2)]
     ([[1, 1, 0], [0, 1, 1]], [[1, 1, 0], [0, 1, 1]])
