@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from paperlib.fast_attention import (
+    attention_inputs,
     build_tree,
     error_bound,
     fast_attention,
@@ -162,8 +163,31 @@ def test_error_bound_closed_form():
         (lambda: multi_indices(0, 3), "d"),
         (lambda: monomials(np.ones((2, 2)), [[0, 1, 2]]), "A"),
         (lambda: global_poly_attention(np.ones((3, 2)), np.ones((4, 2)), np.ones((5, 1))), "V"),
+        (lambda: attention_inputs(8, 1, 4.0, layout="band", rng=np.random.default_rng(0)), "d >= 2"),
+        (lambda: attention_inputs(8, 2, 4.0, layout="diagonal", rng=np.random.default_rng(0)), "layout"),
     ],
 )
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("B", [1.0, 8.0, 64.0])
+def test_band_layout_entries_and_logit_range(B):
+    """Band layout: entries within B, queries across the band, every logit in [-8, 8] (none pruned)."""
+    Q, K, V = attention_inputs(500, 3, B, layout="band", rng=np.random.default_rng(0))
+    assert np.abs(Q).max() <= B and np.abs(K).max() <= B and np.all(K[:, 2] == 0) and np.all(Q[:, 2] == 0)
+    assert np.all(Q[:, 0] == -Q[:, 1]) and Q[:, 0].min() >= B / 2
+    S = Q @ K.T
+    assert np.abs(S).max() <= 8.0 + 1e-12
+    assert (S.max(1) - S.min(1)).min() > (0.5 if B >= 4 else 0.0)   # the band is resolved by no single logit
+
+
+def test_band_layout_defeats_box_cells_but_stays_accurate():
+    """At B = sqrt(n)/2 every leaf is evaluated directly (work about n per query); the error bound still holds."""
+    n = 2048
+    Q, K, V = attention_inputs(n, 2, math.sqrt(n) / 2, layout="band", rng=np.random.default_rng(1))
+    st = {}
+    out = fast_attention(Q, build_tree(K, V), stats=st)
+    assert st["work"] >= n * n
+    assert np.abs(out - _exact(Q, K, V)).max() <= error_bound()

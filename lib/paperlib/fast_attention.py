@@ -486,18 +486,28 @@ def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
     return num[:, :-1] / num[:, -1:]
 
 
-_LAYOUTS = ("uniform", "axis", "mixture")
+_LAYOUTS = ("uniform", "axis", "mixture", "band")
 
 
 def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
-    r"""Queries, keys and values with entries bounded by ``B``, in one of three layouts.
+    r"""Queries, keys and values with entries bounded by ``B``, in one of four layouts.
 
     * ``"uniform"``: :math:`Q, K` uniform on :math:`[-B, B]^{n\times d}`;
     * ``"axis"``: keys uniform as above, queries on the first coordinate axis,
       :math:`q_i = (s_i, 0, \dots, 0)` with :math:`s_i` uniform on :math:`[-B, B]`: every query's
-      pruning window is then a strip along a face of the key cube (the hardest case for a kd-tree);
+      pruning window is then a strip along a face of the key cube (the hardest spread input we found
+      for our kd-tree);
     * ``"mixture"``: queries uniform, keys from a mixture of 5 Gaussians (centres uniform on
-      :math:`[-0.7, 0.7]^d`, standard deviation 0.1) rescaled so that :math:`\max|K| = B`.
+      :math:`[-0.7, 0.7]^d`, standard deviation 0.1) rescaled so that :math:`\max|K| = B`;
+    * ``"band"`` (``d >= 2``): keys on a thin band along the diagonal of the first two coordinates,
+      :math:`k = (a,\ a + g z, 0, \dots)` with :math:`a` uniform on :math:`[-(B-g), B-g]`, :math:`z`
+      uniform on :math:`[-1, 1]` and :math:`g = \min(8/B, B/2)`; queries across it,
+      :math:`q = (t, -t, 0, \dots)` with :math:`t` uniform on :math:`[B/2, B]`. Every logit
+      :math:`q\cdot k = -t g z` lies in :math:`[-8, 8]`, so no key is ever pruned, while an
+      axis-aligned box of sides :math:`\Delta_1, \Delta_2` has logit range :math:`t(\Delta_1+\Delta_2)`:
+      a Taylor cell of range at most :math:`w` has area at most :math:`(w/2t)^2`, so covering the band
+      (area about :math:`4Bg = 32` when :math:`B \ge 4`) takes at least :math:`32B^2/w^2` cells per
+      query. An input that is bad for every method whose Taylor cells are axis-aligned boxes (ours).
 
     Values are uniform on :math:`[-1, 1]^{n\times 1}`.
 
@@ -509,7 +519,7 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
         Head dimension (>= 1).
     B : float
         Entry bound (> 0); a temperature :math:`\tau` corresponds to :math:`B/\sqrt\tau`.
-    layout : {"uniform", "axis", "mixture"}, default "uniform"
+    layout : {"uniform", "axis", "mixture", "band"}, default "uniform"
     rng : numpy.random.Generator
         Source of randomness (keyword-only).
 
@@ -521,7 +531,8 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
     Raises
     ------
     ValueError
-        On a non-positive size or bound, an unknown layout, or an ``rng`` that is not a Generator.
+        On a non-positive size or bound, an unknown layout, ``layout="band"`` with ``d < 2``, or an
+        ``rng`` that is not a Generator.
 
     Examples
     --------
@@ -535,9 +546,19 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
     layout = check_option("layout", layout, _LAYOUTS)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if layout == "band" and d < 2:
+        raise ValueError(f"layout='band' needs d >= 2 (a band along the diagonal of two coordinates), got d={d}")
     Q = rng.uniform(-B, B, (n, d))
     K = rng.uniform(-B, B, (n, d))
-    if layout == "axis":
+    if layout == "band":
+        g = min(8.0 / B, B / 2.0)
+        a = rng.uniform(-(B - g), B - g, n)
+        K = np.zeros((n, d))
+        K[:, 0], K[:, 1] = a, a + g * rng.uniform(-1.0, 1.0, n)
+        t = rng.uniform(B / 2.0, B, n)
+        Q = np.zeros((n, d))
+        Q[:, 0], Q[:, 1] = t, -t
+    elif layout == "axis":
         Q[:, 1:] = 0.0
     elif layout == "mixture":
         centres = rng.uniform(-0.7, 0.7, (5, d))
