@@ -506,8 +506,9 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
       :math:`q\cdot k = -t g z` lies in :math:`[-8, 8]`, so no key is ever pruned, while an
       axis-aligned box of sides :math:`\Delta_1, \Delta_2` has logit range :math:`t(\Delta_1+\Delta_2)`:
       a Taylor cell of range at most :math:`w` has area at most :math:`(w/2t)^2`, so covering the band
-      (area about :math:`4Bg = 32` when :math:`B \ge 4`) takes at least :math:`32B^2/w^2` cells per
-      query. An input that is bad for every method whose Taylor cells are axis-aligned boxes (ours).
+      (area about :math:`4Bg = 32` when :math:`B \ge 4`) takes about :math:`32B^2/w^2` cells per query
+      (an area count). An input that is bad for every method whose Taylor cells are axis-aligned boxes
+      (ours): at ``B = sqrt(n)/2`` no cell is accepted and every key is evaluated directly.
 
     Values are uniform on :math:`[-1, 1]^{n\times 1}`.
 
