@@ -5,8 +5,8 @@ Yu et al. (ICLR 2026), Sec. 6.1: tokens x_t ~ N(0, I_4), target y = sum_{i<=D} m
 orthonormal projections a_i. Model: a two-layer ReLU token encoder (width 64) into E = 32, a trainable
 classification token that queries the T tokens with H_max masked heads of size n = 8 (h heads active),
 W_O, and a GELU feed-forward block of width N read out to a scalar. Adam with cosine decay from 3e-3,
-fresh batches of 256, NMSE on 4096 fresh sequences. All (h, seed) runs of one (N, T) are one vmapped,
-compiled program.
+fresh batches of 256 (``paperlib.training.train``), NMSE on 4096 fresh sequences. All (h, seed) runs of
+one (N, T) are one vmapped, compiled program.
 
 Usage::
 
@@ -28,6 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+from paperlib.training import train
 
 TOKEN_DIM, ENCODER_WIDTH, D_MODEL, D_HEAD = 4, 64, 32, 8
 
@@ -82,14 +84,11 @@ def train_and_test(key, mask, *, a, seq_len, width, steps, batch=256, lr=3e-3, n
     params = init(k_init, mask.shape[0], width)
     opt = optax.adam(optax.cosine_decay_schedule(lr, steps))
 
-    def step(carry, k):
-        p, s = carry
+    def loss_fn(p, k):
         x, y = sample(k, a, batch, seq_len)
-        loss, g = jax.value_and_grad(lambda p: jnp.mean((forward(p, x, mask) - y) ** 2))(p)
-        u, s = opt.update(g, s, p)
-        return (optax.apply_updates(p, u), s), loss
+        return jnp.mean((forward(p, x, mask) - y) ** 2)
 
-    (params, _), _ = jax.lax.scan(step, (params, opt.init(params)), jax.random.split(k_train, steps))
+    params = train(loss_fn, params, opt, steps=steps, key=k_train).params
     x, y = sample(k_test, a, n_test, seq_len)
     return jnp.mean((forward(params, x, mask) - y) ** 2) / jnp.var(y)
 
