@@ -30,6 +30,19 @@ def test_every_chapter_has_a_recorded_run_within_budget(slug):
     assert 0 < run["seconds"] < 60, f"{slug}: recorded runtime {run['seconds']} s is over the 60 s budget"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known overrun, open: the records (machine type of CI, whose numerics the committed outputs carry) add up "
+    "to 688 s; the same code took 295 s on a faster machine on 2026-12-02 whose outputs differ in the last "
+    "digits, so they could not be committed (book/status.md). strict: remove this marker once it passes."))
+def test_whole_book_within_budget():
+    """The front page's total (the recorded runs one after another) stays under the 600 s budget."""
+    runs = {slug: ledger.chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}) for slug in ledger.toc_chapters()}
+    total = sum(r.get("seconds", 0.0) for r in runs.values())
+    slowest = ", ".join(f"{s} {runs[s].get('seconds')} s"
+                        for s in sorted(runs, key=lambda s: -runs[s].get("seconds", 0.0))[:3])
+    assert total < 600, f"the recorded runs add up to {total:.0f} s, over the 600 s budget (slowest: {slowest})"
+
+
 @pytest.fixture(scope="module")
 def ledger_rows():
     """The table rows of the claims ledger as generated now (built once: it reads every notebook)."""
@@ -76,3 +89,13 @@ def test_front_page_counts_reproductions_apart(tmp_path, monkeypatch):
                    "the effect is absent at this scale | 0/0 | 1/2 | none | 3 s |")
     ledger_rows = ledger.ledger_markdown().splitlines()
     assert "| sanity | identity | <= 1e-09 | 0 | - | PASS | not run | not run |" in ledger_rows
+    # the status page: a run without a timed reference workload says so ...
+    nb.metadata[ledger.META_KEY]["run"].update(machine="m", date="2026-12-02")
+    nbformat.write(nb, chapters / "toy.ipynb")
+    assert "| 3.0 s | not timed | m | 2026-12-02 |" in ledger.status_markdown()
+    # ... and one with it shows the seconds there and on the front page's total line
+    nb.metadata[ledger.META_KEY]["run"]["reference_seconds"] = 1.25
+    nbformat.write(nb, chapters / "toy.ipynb")
+    assert "| 3.0 s | 1.25 s | m | 2026-12-02 |" in ledger.status_markdown()
+    assert ledger.chapters_markdown().splitlines()[-1].endswith(
+        "(budget: 600 s). The reference workload of the {doc}`status` page took 1.25-1.25 s on those machines.")

@@ -13,7 +13,8 @@ For each chapter it
 1. syncs the Jupytext pair (``.md`` -> ``.ipynb``), executes the notebook in place with a fresh kernel
    at the default seed, and syncs again;
 2. records, in the notebook's metadata under ``executable_theory`` (kept out of the ``.md`` by
-   ``jupytext.toml``), the run (seconds, date, machine, package versions) and the hash of every input
+   ``jupytext.toml``), the run (seconds, date, machine, package versions, and the seconds of
+   ``tools/machine_reference.py``'s fixed workload timed just before, so machines compare) and the hash of every input
    the outputs depend on (``tools/freshness.py``: the chapter source, the ``paperlib`` modules it
    imports, the locks), so the notebook gate can prove the outputs are fresh;
 3. executes the chapter again at ``BOOK_SEED=1`` and ``2`` with ``BOOK_CLAIMS_RECORD`` set, so every
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import freshness  # noqa: E402  (tools/freshness.py)
 import ledger  # noqa: E402  (tools/ledger.py)
+import machine_reference  # noqa: E402  (tools/machine_reference.py)
 
 CHAPTERS = ROOT / "book" / "chapters"
 META_KEY = ledger.META_KEY
@@ -161,6 +163,7 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
     if not seeds_only:
         print(f"{slug}: syncing and executing ...", flush=True)
         _jupytext_sync(md)
+        reference = machine_reference.reference_seconds()  # this machine's speed, just before the run
         try:
             elapsed = _execute(ipynb, timeout)
         except Exception as exc:  # report and continue with the others
@@ -172,6 +175,7 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
         def record_run(meta):
             meta["run"] = {
                 "seconds": round(elapsed, 1),
+                "reference_seconds": reference,
                 "date": _dt.date.today().isoformat(),
                 "machine": _machine(),
                 "versions": _versions(),
@@ -183,7 +187,8 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
         _write_meta(ipynb, record_run)
         results = ledger.claims_in_notebook(ipynb)
         verdict = "PASS" if results and all(r.passed for r in results) else "FAIL"
-        print(f"    {elapsed:6.1f} s   {len(results)} claim(s): {verdict}", flush=True)
+        print(f"    {elapsed:6.1f} s (reference workload {reference:.2f} s)   {len(results)} claim(s): {verdict}",
+              flush=True)
         for r in results:
             print(f"      {r.line()}", flush=True)
         if verdict != "PASS":
@@ -210,6 +215,22 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
     return True
 
 
+def _warn_if_avx512() -> None:
+    """Say so when this processor has AVX-512: outputs then differ in the last digits from CI's.
+
+    On 2026-12-02 a Zen 5 machine (AVX-512) printed slightly different numbers in 9 chapters (NumPy's
+    AVX-512 paths, XLA's code for that processor); strict nbval in CI, on an AVX2 machine, would reject them.
+    """
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # a NumPy without this private table: say nothing
+        return
+    if features.get("AVX512F"):
+        print("WARNING: this processor has AVX-512; several chapters print different last digits here than on "
+              "the machines whose outputs CI reproduces (book/status.md). Commit outputs only of chapters whose "
+              "printed numbers did not change (git diff), or regenerate on a machine without AVX-512.", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("chapters", nargs="*", help="chapter slugs (default: all chapters in _toc.yml)")
@@ -229,6 +250,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ.pop("MPLBACKEND", None)
     slugs = args.chapters or ledger.toc_chapters()
+    _warn_if_avx512()
     failed = []
     for i, slug in enumerate(slugs, 1):
         if not (CHAPTERS / f"{slug}.md").exists():
