@@ -73,6 +73,20 @@ def pytest_configure(config):
           f"built in {time.perf_counter() - t0:.1f} s)")
 
 
+def pytest_report_header(config):
+    """Name the processor class when it has AVX-512: nbval's exact comparison then fails in some chapters."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:
+        return None
+    if features.get("AVX512F"):
+        return ("note: this processor has AVX-512. The committed outputs come from machines without it, and 9 "
+                "chapters print slightly different numbers here (NumPy's AVX-512 paths, XLA's code for this "
+                "processor): their nbval cells fail on this machine although every claim check holds "
+                "(book/status.md).")
+    return None
+
+
 @pytest.fixture
 def x64():
     """Run one test with ``jax_enable_x64`` on, restoring the previous value afterwards.

@@ -18,7 +18,7 @@ Usage::
 
 The chapter quotes the smallest NMSE over the seeds per h (as the paper does) and the single seeds.
 Runtimes on two cores: 15 s (T = 8, 1500 steps) to about 5 minutes (T = 32, 6000 steps) per (N, T); at 24000
-steps, 2 to 9 minutes per (N, T) on a machine about twice as fast (2026-12-02).
+steps, 2 to 9 minutes per (N, T) on the faster machine of 2026-12-02 (book/status.md).
 """
 
 from __future__ import annotations
