@@ -135,15 +135,24 @@ def _versions() -> dict:
 
 
 def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
+    """E.g. ``Linux x86_64, 2 CPU cores (AMD EPYC, family 26, AVX-512)``: the model name alone does not tell
+    two processor generations apart, and the last digits of several chapters depend on AVX-512."""
+    info = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())  # the first processor's entry
     except OSError:
         pass
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores ({cpu})"
+    cpu = info.get("model name") or platform.processor() or platform.machine()
+    family = info.get("cpu family")
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+        isa = "AVX-512" if features.get("AVX512F") else "AVX2" if features.get("AVX2") else None
+    except ImportError:
+        isa = None
+    details = ", ".join(x for x in (cpu, f"family {family}" if family else None, isa) if x)
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores ({details})"
 
 
 def _write_meta(ipynb: Path, update) -> dict:
