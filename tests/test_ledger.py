@@ -98,4 +98,4 @@ def test_front_page_counts_reproductions_apart(tmp_path, monkeypatch):
     nbformat.write(nb, chapters / "toy.ipynb")
     assert "| 3.0 s | 1.25 s | m | 2026-12-02 |" in ledger.status_markdown()
     assert ledger.chapters_markdown().splitlines()[-1].endswith(
-        "(budget: 600 s). The reference workload of the {doc}`status` page took 1.25-1.25 s on those machines.")
+        "(budget: 600 s). The reference workload of the {doc}`status` page, timed in 1 of these 1 runs, took 1.25 s.")

@@ -180,8 +180,9 @@ def chapters_markdown() -> str:
     refs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}).get("reference_seconds")
             for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
     refs = [x for x in refs if isinstance(x, (int, float))]
-    speed = (f" The reference workload of the {{doc}}`status` page took {min(refs):.2f}-{max(refs):.2f} s "
-             f"on those machines." if refs else "")
+    span = "" if not refs else f"{min(refs):.2f} s" if min(refs) == max(refs) else f"{min(refs):.2f}-{max(refs):.2f} s"
+    speed = (f" The reference workload of the {{doc}}`status` page, timed in {len(refs)} of these {len(secs)} "
+             f"runs, took {span}." if refs else "")
     total = (
         f"\nThe whole book, executed one chapter after another on the machine of each chapter's record: "
         f"{sum(recorded):.0f} s ({sum(recorded) / 60:.1f} min) over {len(recorded)} of {len(secs)} chapters"
