@@ -32,8 +32,9 @@ def test_every_chapter_has_a_recorded_run_within_budget(slug):
 
 @pytest.mark.xfail(strict=True, reason=(
     "known overrun, open: on the machine type whose numbers CI reproduces the chapters took 688 s together "
-    "(2026-12-02); a faster AVX-512 machine took 295 s but prints different last digits in 9 chapters, so "
-    "their outputs and records stay from the first (book/status.md). strict: remove this marker once it passes."))
+    "(2026-12-02); a faster AVX-512 machine took 295 s but prints slightly different numbers in 9 "
+    "chapters, so their outputs and records stay from the first (book/status.md). strict: remove this marker "
+    "once it passes."))
 def test_whole_book_within_budget():
     """The front page's total (the recorded runs one after another) stays under the 600 s budget."""
     runs = {slug: ledger.chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}) for slug in ledger.toc_chapters()}

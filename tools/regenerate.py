@@ -136,7 +136,7 @@ def _versions() -> dict:
 
 def _machine() -> str:
     """E.g. ``Linux x86_64, 2 CPU cores (AMD EPYC, family 26, AVX-512)``: the model name alone does not tell
-    two processor generations apart, and the last digits of several chapters depend on AVX-512."""
+    two processor generations apart, and the printed numbers of several chapters depend on AVX-512."""
     info = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -225,7 +225,7 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
 
 
 def _warn_if_avx512() -> None:
-    """Say so when this processor has AVX-512: outputs then differ in the last digits from CI's.
+    """Say so when this processor has AVX-512: outputs of several chapters then differ from CI's.
 
     On 2026-12-02 a Zen 5 machine (AVX-512) printed slightly different numbers in 9 chapters (NumPy's
     AVX-512 paths, XLA's code for that processor); strict nbval in CI, on an AVX2 machine, would reject them.
@@ -235,8 +235,8 @@ def _warn_if_avx512() -> None:
     except ImportError:  # a NumPy without this private table: say nothing
         return
     if features.get("AVX512F"):
-        print("WARNING: this processor has AVX-512; several chapters print different last digits here than on "
-              "the machines whose outputs CI reproduces (book/status.md). Commit outputs only of chapters whose "
+        print("WARNING: this processor has AVX-512; several chapters print slightly different numbers here than "
+              "on the machines whose outputs CI reproduces (book/status.md). Commit outputs only of chapters whose "
               "printed numbers did not change (git diff), or regenerate on a machine without AVX-512.", flush=True)
 
 
