@@ -13,12 +13,12 @@ Usage::
     python tools/outside_runs/attention_heads_paper_task.py --steps 1500 --lens 8,32 --widths 32,128,512
     python tools/outside_runs/attention_heads_paper_task.py --steps 6000 --lens 8,16,32 --widths 32
     python tools/outside_runs/attention_heads_paper_task.py --steps 6000 --lens 8,32 --widths 256
-    python tools/outside_runs/attention_heads_paper_task.py --steps 24000 --lens 8,16,32 --widths 32
+    python tools/outside_runs/attention_heads_paper_task.py --steps 24000 --lens 8,16,32,64 --widths 32
     python tools/outside_runs/attention_heads_paper_task.py --steps 24000 --lens 8,32 --widths 256
 
 The chapter quotes the smallest NMSE over the seeds per h (as the paper does) and the single seeds.
 Runtimes on two cores: 15 s (T = 8, 1500 steps) to about 5 minutes (T = 32, 6000 steps) per (N, T); at 24000
-steps, 2 to 9 minutes per (N, T) on the faster machine of 2026-12-02 (book/status.md).
+steps, 2 to 13 minutes per (N, T) on the faster machine of 2026-12-02 (book/status.md).
 """
 
 from __future__ import annotations
