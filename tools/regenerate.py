@@ -228,7 +228,8 @@ def _warn_if_avx512() -> None:
     """Say so when this processor has AVX-512: outputs of several chapters then differ from CI's.
 
     On 2026-12-02 a Zen 5 machine (AVX-512) printed slightly different numbers in 9 chapters (NumPy's
-    AVX-512 paths, XLA's code for that processor); strict nbval in CI, on an AVX2 machine, would reject them.
+    AVX-512 paths, XLA's code for that processor); strict nbval in CI, whose machines reproduce the
+    committed numbers (made without AVX-512), would reject them.
     """
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as features
