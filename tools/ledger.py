@@ -174,12 +174,11 @@ def chapters_markdown() -> str:
             f"{sum(r.passed for r in repro)}/{len(repro)} | {sum(r.passed for r in other)}/{len(other)} | "
             f"{_seeds_holding(seed_verdicts(ipynb))} | {_runtime(chapter_meta(ipynb))} |"
         )
-    secs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}).get("seconds")
+    runs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {})
             for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
+    secs = [run.get("seconds") for run in runs]
     recorded = [x for x in secs if isinstance(x, (int, float))]
-    refs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}).get("reference_seconds")
-            for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
-    refs = [x for x in refs if isinstance(x, (int, float))]
+    refs = [x for x in (run.get("reference_seconds") for run in runs) if isinstance(x, (int, float))]
     span = "" if not refs else f"{min(refs):.2f} s" if min(refs) == max(refs) else f"{min(refs):.2f}-{max(refs):.2f} s"
     speed = (f" The reference workload of the {{doc}}`status` page, timed in {len(refs)} of these {len(secs)} "
              f"runs, took {span}." if refs else "")

@@ -28,6 +28,20 @@ import sys
 import time
 
 
+def vector_isa() -> str | None:
+    """``"AVX-512"``, ``"AVX2"`` or ``None``: the widest x86 vector instruction set NumPy dispatches to here.
+
+    Several chapters print slightly different numbers on AVX-512 processors than on the machines whose
+    outputs CI reproduces (book/status.md); ``tools/regenerate.py`` and ``conftest.py`` say so.
+    ``None`` also when NumPy's private feature table is missing.
+    """
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:
+        return None
+    return "AVX-512" if features.get("AVX512F") else "AVX2" if features.get("AVX2") else None
+
+
 def workload() -> float:
     """Run the reference workload once in this interpreter; return its wall time in seconds."""
     t0 = time.perf_counter()

@@ -146,11 +146,7 @@ def _machine() -> str:
         pass
     cpu = info.get("model name") or platform.processor() or platform.machine()
     family = info.get("cpu family")
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-        isa = "AVX-512" if features.get("AVX512F") else "AVX2" if features.get("AVX2") else None
-    except ImportError:
-        isa = None
+    isa = machine_reference.vector_isa()
     details = ", ".join(x for x in (cpu, f"family {family}" if family else None, isa) if x)
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores ({details})"
 
@@ -231,11 +227,7 @@ def _warn_if_avx512() -> None:
     AVX-512 paths, XLA's code for that processor); strict nbval in CI, whose machines reproduce the
     committed numbers (made without AVX-512), would reject them.
     """
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # a NumPy without this private table: say nothing
-        return
-    if features.get("AVX512F"):
+    if machine_reference.vector_isa() == "AVX-512":
         print("WARNING: this processor has AVX-512; several chapters print slightly different numbers here than "
               "on the machines whose outputs CI reproduces (book/status.md). Commit outputs only of chapters whose "
               "printed numbers did not change (git diff), or regenerate on a machine without AVX-512.", flush=True)
