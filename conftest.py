@@ -74,19 +74,19 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    """Name the processor class when it has AVX-512: nbval's exact comparison then fails in some chapters."""
+    """Warn when this processor's vector instruction set differs from the committed runs': nbval's exact
+    comparison then fails in some chapters (``tools/machine_reference.py``, book/status.md)."""
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parent / "tools"))
+    import ledger
     import machine_reference
 
-    if machine_reference.vector_isa() == "AVX-512":
-        return ("note: this processor has AVX-512. The committed outputs come from machines without it, and 9 "
-                "chapters print slightly different numbers here (NumPy's AVX-512 paths, XLA's code for this "
-                "processor): their nbval cells fail on this machine although every claim check holds "
-                "(book/status.md).")
-    return None
+    machines = [ledger.chapter_meta(ledger.CHAPTERS / f"{s}.ipynb").get("run", {}).get("machine", "")
+                for s in ledger.toc_chapters()]
+    note = machine_reference.isa_mismatch_note(machines)
+    return f"note: {note}" if note else None
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """A fixed reference workload, timed beside every chapter run so that runtimes from different machines compare.
 
 The "2 CPU cores" of two machines are not the same: the book's whole execution recorded 688 s on one
-such machine and about 300 s on another a day later, with unchanged code. ``tools/regenerate.py``
+such machine type and about 300 s on another (2026-12-02), with unchanged code. ``tools/regenerate.py``
 therefore times this workload in a fresh interpreter just before it executes a chapter and stores the
 seconds beside the chapter's own (``run.reference_seconds`` in the notebook metadata); the status page
 shows both. A chapter whose runtime grew while its reference did not got slower; one whose reference
@@ -31,8 +31,9 @@ import time
 def vector_isa() -> str | None:
     """``"AVX-512"``, ``"AVX2"`` or ``None``: the widest x86 vector instruction set NumPy dispatches to here.
 
-    Several chapters print slightly different numbers on AVX-512 processors than on the machines whose
-    outputs CI reproduces (book/status.md); ``tools/regenerate.py`` and ``conftest.py`` say so.
+    Several chapters print slightly different numbers on AVX-512 processors than on processors without
+    it (book/status.md); ``tools/regenerate.py`` and ``conftest.py`` warn when this processor's class
+    differs from the one the committed outputs were executed on (:func:`recorded_vector_isas`).
     ``None`` also when NumPy's private feature table is missing.
     """
     try:
@@ -40,6 +41,44 @@ def vector_isa() -> str | None:
     except ImportError:
         return None
     return "AVX-512" if features.get("AVX512F") else "AVX2" if features.get("AVX2") else None
+
+
+def recorded_vector_isas(machines) -> dict[str, int]:
+    """Count the vector instruction sets named in recorded machine strings.
+
+    ``machines``: iterable of strings as ``tools/regenerate.py`` records them, e.g.
+    ``"Linux x86_64, 2 CPU cores (AMD EPYC, family 26, AVX-512)"``. Returns ``{isa: count}`` with
+    ``"AVX-512"``, ``"AVX2"`` or ``"not recorded"`` (older records, or a processor without either).
+    Raises ``ValueError`` when an entry is not a string.
+    """
+    counts: dict[str, int] = {}
+    for m in machines:
+        if not isinstance(m, str):
+            raise ValueError(f"machines: expected strings, got {type(m).__name__}")
+        details = m.rpartition("(")[2]
+        isa = next((x for x in ("AVX-512", "AVX2") if x in details.rstrip(")").split(", ")), "not recorded")
+        counts[isa] = counts.get(isa, 0) + 1
+    return counts
+
+
+def isa_mismatch_note(machines) -> str | None:
+    """A warning when this processor's vector instruction set is not the one the committed runs were made on.
+
+    Strict nbval compares printed numbers exactly, and on 2026-12-02 nine chapters printed slightly
+    different numbers on an AVX-512 processor than on one without (NumPy's AVX-512 paths, XLA's code for
+    the processor). ``machines``: the recorded machine strings of the committed runs. Returns ``None``
+    when this processor's class matches every run that recorded one.
+    """
+    here = vector_isa() or "not recorded"
+    counts = recorded_vector_isas(machines)
+    known = {k: v for k, v in counts.items() if k != "not recorded"}
+    if not known or set(known) == {here}:
+        return None
+    recorded = ", ".join(f"{v} on {k}" for k, v in sorted(known.items(), key=lambda kv: -kv[1]))
+    return (f"this processor's widest vector instruction set is {here}, but the committed chapter runs were "
+            f"executed {recorded}. Several chapters print slightly different numbers on AVX-512 processors "
+            f"than on others, so strict nbval may fail here although every claim check holds (book/status.md); "
+            f"commit regenerated outputs only on the processor class CI uses.")
 
 
 def workload() -> float:

@@ -136,7 +136,8 @@ def _versions() -> dict:
 
 def _machine() -> str:
     """E.g. ``Linux x86_64, 2 CPU cores (AMD EPYC, family 26, AVX-512)``: the model name alone does not tell
-    two processor generations apart, and the printed numbers of several chapters depend on AVX-512."""
+    two processor generations apart, and the printed numbers of several chapters depend on AVX-512
+    (:func:`machine_reference.recorded_vector_isas` reads the last item back)."""
     info = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -220,17 +221,14 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
     return True
 
 
-def _warn_if_avx512() -> None:
-    """Say so when this processor has AVX-512: outputs of several chapters then differ from CI's.
-
-    On 2026-12-02 a Zen 5 machine (AVX-512) printed slightly different numbers in 9 chapters (NumPy's
-    AVX-512 paths, XLA's code for that processor); strict nbval in CI, whose machines reproduce the
-    committed numbers (made without AVX-512), would reject them.
-    """
-    if machine_reference.vector_isa() == "AVX-512":
-        print("WARNING: this processor has AVX-512; several chapters print slightly different numbers here than "
-              "on the machines whose outputs CI reproduces (book/status.md). Commit outputs only of chapters whose "
-              "printed numbers did not change (git diff), or regenerate on a machine without AVX-512.", flush=True)
+def _warn_if_isa_differs() -> None:
+    """Warn when this processor's vector instruction set differs from the committed runs' (see
+    :func:`machine_reference.isa_mismatch_note`): strict nbval in CI would then reject several chapters."""
+    machines = [ledger.chapter_meta(CHAPTERS / f"{s}.ipynb").get("run", {}).get("machine", "")
+                for s in ledger.toc_chapters()]
+    note = machine_reference.isa_mismatch_note(machines)
+    if note:
+        print(f"WARNING: {note}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -252,7 +250,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ.pop("MPLBACKEND", None)
     slugs = args.chapters or ledger.toc_chapters()
-    _warn_if_avx512()
+    _warn_if_isa_differs()
     failed = []
     for i, slug in enumerate(slugs, 1):
         if not (CHAPTERS / f"{slug}.md").exists():
