@@ -70,8 +70,17 @@ def main(argv=None) -> int:
     if args.save:
         nbformat.write(nb, args.save)
 
+    sys.path.insert(0, str(ROOT / "tools"))
+    import subprocess
+
+    import regenerate  # the machine string the chapters' run records use
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", str(md)], capture_output=True,
+                           text=True).stdout.strip()
     print(f"== {args.slug} at BOOK_SEED={args.seed}" + "".join(f" | {o!r} -> {n!r}" for o, n in args.replace)
-          + f" | {seconds:.1f} s")
+          + f" | {seconds:.1f} s | {regenerate._machine()} | commit {commit}{' + edits' if dirty else ''}")
     rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
     for r in rows:
         if r.get("type") == "claim":
