@@ -83,9 +83,7 @@ def pytest_report_header(config):
     import ledger
     import machine_reference
 
-    machines = [ledger.chapter_meta(ledger.CHAPTERS / f"{s}.ipynb").get("run", {}).get("machine", "")
-                for s in ledger.toc_chapters()]
-    note = machine_reference.isa_mismatch_note(machines)
+    note = machine_reference.isa_mismatch_note(ledger.recorded_machines())
     return f"note: {note}" if note else None
 
 

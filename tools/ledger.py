@@ -80,6 +80,11 @@ def chapter_meta(path: Path) -> dict:
     return dict(_read(path).metadata.get(META_KEY, {}))
 
 
+def recorded_machines() -> list[str]:
+    """The machine string of every chapter's recorded run, in table-of-contents order ("" when none)."""
+    return [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {}).get("machine", "") for slug in toc_chapters()]
+
+
 def chapter_title(path: Path) -> str:
     """The chapter's H1 (its finding), from the notebook."""
     for cell in _read(path).cells:

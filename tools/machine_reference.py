@@ -31,7 +31,7 @@ import time
 def vector_isa() -> str | None:
     """``"AVX-512"``, ``"AVX2"`` or ``None``: the widest x86 vector instruction set NumPy dispatches to here.
 
-    Several chapters print slightly different numbers on AVX-512 processors than on processors without
+    Several chapters print different numbers on AVX-512 processors than on processors without
     it (book/status.md); ``tools/regenerate.py`` and ``conftest.py`` warn when this processor's class
     differs from the one the committed outputs were executed on (:func:`recorded_vector_isas`).
     ``None`` also when NumPy's private feature table is missing.
@@ -64,7 +64,7 @@ def recorded_vector_isas(machines) -> dict[str, int]:
 def isa_mismatch_note(machines) -> str | None:
     """A warning when this processor's vector instruction set is not the one the committed runs were made on.
 
-    Strict nbval compares printed numbers exactly, and on 2026-12-02 nine chapters printed slightly
+    Strict nbval compares printed numbers exactly, and on 2026-12-02 nine chapters printed
     different numbers on an AVX-512 processor than on one without (NumPy's AVX-512 paths, XLA's code for
     the processor). ``machines``: the recorded machine strings of the committed runs. Returns ``None``
     when this processor's class matches every run that recorded one.
@@ -76,7 +76,7 @@ def isa_mismatch_note(machines) -> str | None:
         return None
     recorded = ", ".join(f"{v} on {k}" for k, v in sorted(known.items(), key=lambda kv: -kv[1]))
     return (f"this processor's widest vector instruction set is {here}, but the committed chapter runs were "
-            f"executed {recorded}. Several chapters print slightly different numbers on AVX-512 processors "
+            f"executed {recorded}. Several chapters print different numbers on AVX-512 processors "
             f"than on others, so strict nbval may fail here although every claim check holds (book/status.md); "
             f"commit regenerated outputs only on the processor class CI uses.")
 

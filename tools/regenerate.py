@@ -224,9 +224,7 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
 def _warn_if_isa_differs() -> None:
     """Warn when this processor's vector instruction set differs from the committed runs' (see
     :func:`machine_reference.isa_mismatch_note`): strict nbval in CI would then reject several chapters."""
-    machines = [ledger.chapter_meta(CHAPTERS / f"{s}.ipynb").get("run", {}).get("machine", "")
-                for s in ledger.toc_chapters()]
-    note = machine_reference.isa_mismatch_note(machines)
+    note = machine_reference.isa_mismatch_note(ledger.recorded_machines())
     if note:
         print(f"WARNING: {note}", flush=True)
 
