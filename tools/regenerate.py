@@ -104,12 +104,22 @@ def _seed_run(ipynb: Path, seed: int, timeout: int) -> dict:
     """Execute a copy of the chapter at ``BOOK_SEED=seed``; return every recorded verdict."""
     import nbformat
 
-    nb = nbformat.read(ipynb, as_version=4)
+    return run_notebook_at_seed(nbformat.read(ipynb, as_version=4), ipynb, seed, timeout)
+
+
+def run_notebook_at_seed(nb, path: Path, seed: int, timeout: int) -> dict:
+    """Execute ``nb`` (in memory; ``path``: its file, whose folder is the working directory) at
+    ``BOOK_SEED=seed`` with ``BOOK_CLAIMS_RECORD`` set, so a failing check is recorded, not raised.
+
+    Returns ``{"claims": [{kind, claim, measured, predicted, tolerance, passed}, ...], "error": str | None}``
+    (``error``: a failure outside the claim checks; the claims recorded before it are kept). Also used by
+    ``tools/outside_runs/run_chapter_at_seed.py``.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "claims.jsonl"
         error = None
         try:
-            _run_kernel(nb, ipynb, timeout, {"BOOK_SEED": str(seed), "BOOK_CLAIMS_RECORD": str(record)})
+            _run_kernel(nb, path, timeout, {"BOOK_SEED": str(seed), "BOOK_CLAIMS_RECORD": str(record)})
         except Exception as exc:  # a failure outside the claim checks: keep what was recorded
             error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ''}"
         rows = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []

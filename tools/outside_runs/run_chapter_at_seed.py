@@ -22,10 +22,8 @@ the stdout of the extra cell, and the wall time. The committed outputs of the pa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -46,9 +44,13 @@ def main(argv=None) -> int:
     if not md.exists():
         raise ValueError(f"slug: no chapter {md}")
 
+    import subprocess
+
     import jupytext
     import nbformat
-    from nbclient import NotebookClient
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regenerate  # the kernel runner, claim recorder and machine string of the chapters' own runs
 
     nb = jupytext.read(md)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -60,20 +62,12 @@ def main(argv=None) -> int:
     if args.extra:
         nb.cells.append(nbformat.v4.new_code_cell(args.extra.read_text()))
 
-    record = Path(tempfile.mkdtemp()) / "claims.jsonl"
-    os.environ.update(BOOK_SEED=args.seed, BOOK_CLAIMS_RECORD=str(record))
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=900, kernel_name="python3",
-                   resources={"metadata": {"path": str(md.parent)}}).execute()
+    run = regenerate.run_notebook_at_seed(nb, md, int(args.seed), timeout=900)
     seconds = time.perf_counter() - t0
     if args.save:
         nbformat.write(nb, args.save)
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import subprocess
-
-    import regenerate  # the machine string the chapters' run records use
 
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"
@@ -81,13 +75,12 @@ def main(argv=None) -> int:
                            text=True).stdout.strip()
     print(f"== {args.slug} at BOOK_SEED={args.seed}" + "".join(f" | {o!r} -> {n!r}" for o, n in args.replace)
           + f" | {seconds:.1f} s | {regenerate._machine()} | commit {commit}{' + edits' if dirty else ''}")
-    rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    for r in rows:
-        if r.get("type") == "claim":
-            print(f"{'PASS' if r['passed'] else 'FAIL'} | {r['kind']} | {r['claim']} | measured {r['measured']}"
-                  f" | predicted {r['predicted']}")
-    failed = sum(1 for r in rows if r.get("type") == "claim" and not r["passed"])
-    print(f"{sum(1 for r in rows if r.get('type') == 'claim')} checks, {failed} failed")
+    for c in run["claims"]:
+        print(f"{'PASS' if c['passed'] else 'FAIL'} | {c['kind']} | {c['claim']} | measured {c['measured']}"
+              f" | predicted {c['predicted']}")
+    print(f"{len(run['claims'])} checks, {sum(not c['passed'] for c in run['claims'])} failed")
+    if run["error"]:
+        print(f"ERROR outside the checks: {run['error']}")
     if args.extra:
         for o in nb.cells[-1].outputs:
             if o.get("output_type") == "stream":
