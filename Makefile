@@ -16,7 +16,7 @@ NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
 LAUNCH := $(patsubst book/chapters/%.ipynb,_build/launch/book/chapters/%.ipynb,$(wildcard book/chapters/*.ipynb))
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: help venv reader-venv book test unit nbval browser-test regenerate bench ledger lab launch lock clean
+.PHONY: help venv reader-venv book test portability unit nbval browser-test regenerate bench ledger lab launch lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -52,10 +52,20 @@ reader-venv: $(RBIN)/jupyter-lab  ## create .venv-reader with the reader lock on
 book: venv  ## build the HTML book into _build/html (strict) with the launch notebooks in _build/html/_launch
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-# Strict nbval executes every chapter once, each in a fresh simulated-Colab environment
+# nbval executes every chapter once (outputs compared portably: tools/nbval_portable.py), each in a fresh simulated-Colab environment
 # (--colab-kernel, tools/colab_env.py) whose setup cell must install paperlib itself. NBVAL=0 skips it.
-test: venv  ## unit tests, the notebook gate, and strict nbval of every chapter in a simulated Colab [NBVAL=0] [JOBS=2]
+test: venv  ## unit tests, the notebook gate, and nbval of every chapter in a simulated Colab [NBVAL=0] [JOBS=2]
 	$(BIN)/python -m pytest -p no:cacheprovider $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile) tests $(if $(filter 0,$(NBVAL)),,book/chapters $(PYTEST_NBVAL)) --ignore=tests/browser --durations=12
+
+# A second numeric configuration for `make portability` (x86-64): XLA compiles for SSE4.2 only (128-bit vectors, as
+# on arm64), NumPy runs without its AVX2 and AVX-512 code (NumPy 2.x's groups X86_V3, X86_V4 and the AVX-512 ones),
+# OpenBLAS uses its Haswell kernels (what it picks on an AVX2 EPYC). Sums run in another order, so the last bits of
+# the chapters' numbers move as on another processor class (README, "Portable outputs").
+PORTABILITY_ENV ?= XLA_FLAGS=--xla_cpu_max_isa=SSE4_2 OPENBLAS_CORETYPE=Haswell \
+	NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
+
+portability: venv  ## execute every chapter under a second numeric configuration; compare with the committed outputs [JOBS=2]
+	env $(PORTABILITY_ENV) $(BIN)/python -m pytest -p no:cacheprovider $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile) book/chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 --durations=5
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py

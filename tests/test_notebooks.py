@@ -16,7 +16,9 @@ what make "committed outputs reproduce from the current code" mean something:
 8. every figure reads on a phone: its smallest text, shrunk to a 390 px screen, is at least
    ``PHONE_MIN_FONT_PX`` CSS pixels (estimated from the PNG's width, dpi and the style's font key);
 9. the chapter printed at least one claim verdict, at least one of kind ``reproduction``, every
-   verdict is PASS, and it declared its headline verdict exactly once.
+   verdict is PASS, and it declared its headline verdict exactly once;
+10. every loose output comparison a cell declares (metadata ``portable``, ``tools/nbval_portable.py``) is
+    well formed, gives its reason, and sits on a cell that has outputs to compare.
 
 Every failure names the chapter and the command that fixes it.
 """
@@ -32,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import freshness  # noqa: E402
 import ledger  # noqa: E402
+import nbval_portable  # noqa: E402
 
 CHAPTERS = ROOT / "book" / "chapters"
 MAX_BYTES = 2_500_000
@@ -232,3 +235,18 @@ def test_claims_were_checked_and_pass(slug):
         "claims.declare_verdict(...) exactly once, in the claim-check section"
     )
 
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_loose_comparisons_are_declared_with_a_reason(slug):
+    nb = nbformat.read(CHAPTERS / f"{slug}.ipynb", as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if nbval_portable.KEY not in cell.metadata:
+            continue
+        assert cell.cell_type == "code", f"{slug}: cell {i} is {cell.cell_type} but declares '{nbval_portable.KEY}'"
+        try:
+            nbval_portable.policy_of(cell.metadata)
+        except ValueError as exc:
+            raise AssertionError(f"{slug}: cell {i}: {exc}") from None
+        assert any(o.get("output_type") in ("stream", "execute_result", "display_data") for o in cell.outputs), (
+            f"{slug}: cell {i} declares a loose comparison but has no output to compare: remove the declaration")

@@ -210,6 +210,7 @@ class Context:
     book_url: str | None  # published site root, e.g. https://org.github.io/repo/ (None: no links)
     docs: dict[str, str]  # docname (e.g. "book/references") -> title
     slug: str
+    glue: dict[str, str] = field(default_factory=dict)  # glued run numbers (paperlib.claims.quote)
 
     def doc_link(self, target: str, text: str | None) -> str:
         name = target.split("/")[-1].removesuffix(".md").removesuffix(".ipynb")
@@ -255,6 +256,12 @@ def convert_roles(text: str, ctx: Context) -> str:
         if role == "doc":
             text, target = _explicit(body)
             return ctx.doc_link(target, text)
+        if role in {"glue:text", "glue"}:
+            key, _, spec = body.partition(":")
+            if key not in ctx.glue:
+                raise KeyError(f"{ctx.slug}: {{glue:text}}`{key}` has no glued value in the executed notebook")
+            value = ctx.glue[key]
+            return format(float(value), spec) if spec else value
         if role == "math":
             return f"${body}$"
         if role in {"sub", "sup"}:
@@ -451,6 +458,31 @@ def git_sha() -> str | None:
     return out.stdout.strip() or None
 
 
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue records (paperlib.claims.quote)
+
+
+def glue_values(nb) -> tuple[dict[str, str], list[str]]:
+    """``({key: text}, [keys glued more than once])`` from the glue records of an executed notebook.
+
+    ``{glue:text}`key``` roles in the chapter's Markdown are written in with these values, so a launch
+    notebook reads like the page: the numbers are the run's own, as plain text.
+    """
+    values: dict[str, str] = {}
+    dup: list[str] = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            meta = (out.get("metadata") or {}).get("scrapbook")
+            if not meta:
+                continue
+            text = (out.get("data") or {}).get(meta.get("mime_prefix", "") + "text/plain")
+            if meta["name"] in values:
+                dup.append(meta["name"])
+            values[meta["name"]] = text if isinstance(text, str) else "".join(text or [])
+    return values, dup
+
+
 def convert_notebook(slug: str, *, ref: str | None = None, bib: dict[str, Work] | None = None,
                      number: int | None = None, url: str | None = None):
     """The launch notebook of chapter ``slug`` (an ``nbformat`` notebook)."""
@@ -460,7 +492,7 @@ def convert_notebook(slug: str, *, ref: str | None = None, bib: dict[str, Work] 
     numbering = Numbering(chapter=number)
     _scan_labels(nb, numbering)
     ctx = Context(numbering=numbering, bib=bib if bib is not None else load_bibliography(),
-                  book_url=url, docs=toc_titles(), slug=slug)
+                  book_url=url, docs=toc_titles(), slug=slug, glue=glue_values(nb)[0])
     out = copy.deepcopy(nb)
     cells = []
     figures = 0

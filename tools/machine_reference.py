@@ -31,10 +31,10 @@ import time
 def vector_isa() -> str | None:
     """``"AVX-512"``, ``"AVX2"`` or ``None``: the widest x86 vector instruction set NumPy dispatches to here.
 
-    Several chapters print different numbers on AVX-512 processors than on processors without
-    it (book/status.md); ``tools/regenerate.py`` and ``conftest.py`` warn when this processor's class
-    differs from the one the committed outputs were executed on (:func:`recorded_vector_isas`).
-    ``None`` also when NumPy's private feature table is missing.
+    Recorded in each run's machine string (``tools/regenerate.py``) and printed in the test header: the
+    chapters print slightly different numbers on AVX-512 processors than on others, which the portable
+    output comparison allows (``tools/nbval_portable.py``). ``None`` also when NumPy's private feature
+    table is missing (not x86).
     """
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as features
@@ -43,42 +43,27 @@ def vector_isa() -> str | None:
     return "AVX-512" if features.get("AVX512F") else "AVX2" if features.get("AVX2") else None
 
 
-def recorded_vector_isas(machines) -> dict[str, int]:
-    """Count the vector instruction sets named in recorded machine strings.
+#: Budgets of the book (DEVELOPERS' guide): a chapter, and the whole book run one chapter after another,
+#: on a 2-core machine.
+CHAPTER_BUDGET_S = 60.0
+BOOK_BUDGET_S = 600.0
+#: The reference workload's seconds on the slowest 2-core machine the book was measured on (an idle AMD EPYC
+#: of family 25 without AVX-512, 2026-12-07). The budgets hold on such a machine when a chapter's seconds,
+#: divided by the reference seconds timed beside it, stay below these units.
+SLOW_REFERENCE_S = 2.28
+CHAPTER_BUDGET_UNITS = round(CHAPTER_BUDGET_S / SLOW_REFERENCE_S, 1)  # 26.3
+BOOK_BUDGET_UNITS = round(BOOK_BUDGET_S / SLOW_REFERENCE_S, 0)  # 263
 
-    ``machines``: iterable of strings as ``tools/regenerate.py`` records them, e.g.
-    ``"Linux x86_64, 2 CPU cores (AMD EPYC, family 26, AVX-512)"``. Returns ``{isa: count}`` with
-    ``"AVX-512"``, ``"AVX2"`` or ``"not recorded"`` (older records, or a processor without either).
-    Raises ``ValueError`` when an entry is not a string.
+
+def units(seconds: float, reference: float) -> float:
+    """A run's time in units of the reference workload timed beside it (``seconds / reference``).
+
+    Raises ``ValueError`` when either is not a positive finite number.
     """
-    counts: dict[str, int] = {}
-    for m in machines:
-        if not isinstance(m, str):
-            raise ValueError(f"machines: expected strings, got {type(m).__name__}")
-        details = m.rpartition("(")[2]
-        isa = next((x for x in ("AVX-512", "AVX2") if x in details.rstrip(")").split(", ")), "not recorded")
-        counts[isa] = counts.get(isa, 0) + 1
-    return counts
-
-
-def isa_mismatch_note(machines) -> str | None:
-    """A warning when this processor's vector instruction set is not the one the committed runs were made on.
-
-    Strict nbval compares printed numbers exactly, and on 2026-12-02 nine chapters printed
-    different numbers on an AVX-512 processor than on one without (NumPy's AVX-512 paths, XLA's code for
-    the processor). ``machines``: the recorded machine strings of the committed runs. Returns ``None``
-    when this processor's class matches every run that recorded one.
-    """
-    here = vector_isa() or "not recorded"
-    counts = recorded_vector_isas(machines)
-    known = {k: v for k, v in counts.items() if k != "not recorded"}
-    if not known or set(known) == {here}:
-        return None
-    recorded = ", ".join(f"{v} on {k}" for k, v in sorted(known.items(), key=lambda kv: -kv[1]))
-    return (f"this processor's widest vector instruction set is {here}, but the committed chapter runs were "
-            f"executed {recorded}. Several chapters print different numbers on AVX-512 processors "
-            f"than on others, so strict nbval may fail here although every claim check holds (book/status.md); "
-            f"commit regenerated outputs only on the processor class CI uses.")
+    for name, v in (("seconds", seconds), ("reference", reference)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+            raise ValueError(f"{name} must be a positive number of seconds, got {v!r}")
+    return seconds / reference
 
 
 def workload() -> float:

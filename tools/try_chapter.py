@@ -27,31 +27,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book" / "chapters"
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
-GLUE_PREFIX = "application/papermill.record/"
-
-
-def glue_values(nb) -> tuple[dict[str, str], list[str]]:
-    """``({key: text/plain}, [keys glued more than once])`` from the outputs of an executed notebook."""
-    values: dict[str, str] = {}
-    dup: list[str] = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for out in cell.get("outputs", []):
-            meta = out.get("metadata", {}).get("scrapbook")
-            if not meta:
-                continue
-            text = out.get("data", {}).get(meta.get("mime_prefix", "") + "text/plain")
-            if meta["name"] in values:
-                dup.append(meta["name"])
-            values[meta["name"]] = text
-    return values, dup
 
 
 def main(argv=None) -> int:
     import jupytext
     import nbformat
     from nbclient import NotebookClient
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from launch_notebooks import glue_values
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("slug")
