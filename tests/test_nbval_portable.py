@@ -110,52 +110,70 @@ def test_last_digit_unit():
 
 # ------------------------------------------------------------------------- nbval end to end
 
-def _notebook(path, stored, source, metadata=None):
+SOURCE = 'print("final loss", 0.3104)\nprint("' + CLAIM.format("-0.512") + '")'
+LOOSE = {"portable": {"compare": "structure", "reason": "a training run: numbers move between machines"}}
+#: (stored output, cell metadata, whether nbval must pass the cell); every cell runs SOURCE.
+CASES = [
+    ("final loss 0.3104\n" + CLAIM.format("-0.512") + "\n", {}, True),  # as computed
+    ("final loss 0.3105\n" + CLAIM.format("-0.512") + "\n", {}, True),  # one unit off: another machine
+    ("final loss 0.3204\n" + CLAIM.format("-0.512") + "\n", {}, False),  # forged number
+    ("final loss 0.3104\n" + CLAIM.replace("PASS", "FAIL").format("-0.512") + "\n", {}, False),  # forged verdict
+    ("final loss 0.3104\n", {}, False),  # a lost line
+    ("final loss 0.2904\n" + CLAIM.format("-0.498") + "\n", LOOSE, True),  # declared loose, and needed
+    ("final loss 0.2904\n" + CLAIM.replace("PASS", "FAIL").format("-0.498") + "\n", LOOSE, False),
+]
+
+
+@pytest.fixture(scope="module")
+def nbval_run(tmp_path_factory):
+    """One ``pytest --nbval`` run over a notebook with one cell per case (a kernel start is seconds)."""
+    path = tmp_path_factory.mktemp("nbval") / "chapter.ipynb"
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    cell = nbformat.v4.new_code_cell(source, metadata=metadata or {})
-    cell.execution_count = 1
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=stored)]
-    nb.cells = [cell]
+    for k, (stored, meta, _) in enumerate(CASES, 1):
+        cell = nbformat.v4.new_code_cell(SOURCE, metadata=meta)
+        cell.execution_count = k
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=stored)]
+        nb.cells.append(cell)
     nbformat.write(nb, path)
-
-
-def _nbval(path) -> subprocess.CompletedProcess:
     env = {"PYTHONPATH": str(ROOT / "tools"), "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "nbval_portable", "--nbval", "-q",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "nbval_portable", "--nbval", "-rA",
          "--rootdir", str(path.parent), str(path)],
         capture_output=True, text=True, env=env, cwd=path.parent, timeout=300,
     )
 
 
-SOURCE = 'print("final loss", 0.3104)\nprint("' + CLAIM.format("-0.512") + '")'
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_nbval_uses_the_portable_comparison(nbval_run, k):
+    passes = CASES[k][2]
+    line = f"{'PASSED' if passes else 'FAILED'} chapter.ipynb::Cell {k}"
+    assert line in nbval_run.stdout, nbval_run.stdout[-4000:] + nbval_run.stderr[-2000:]
 
 
-@pytest.mark.parametrize(
-    "stored, passes",
-    [
-        ("final loss 0.3104\n" + CLAIM.format("-0.512") + "\n", True),  # as computed
-        ("final loss 0.3105\n" + CLAIM.format("-0.512") + "\n", True),  # one unit off: another machine
-        ("final loss 0.3204\n" + CLAIM.format("-0.512") + "\n", False),  # forged number
-        ("final loss 0.3104\n" + CLAIM.replace("PASS", "FAIL").format("-0.512") + "\n", False),  # forged verdict
-        ("final loss 0.3104\n", False),  # a lost line
-    ],
-)
-def test_nbval_uses_the_portable_comparison(tmp_path, stored, passes):
-    nb = tmp_path / "chapter.ipynb"
-    _notebook(nb, stored, SOURCE)
-    res = _nbval(nb)
-    assert (res.returncode == 0) == passes, res.stdout[-3000:] + res.stderr[-2000:]
-    if not passes:
-        assert "differ" in res.stdout
+def test_nbval_reports_a_declared_loose_cell(nbval_run):
+    out = nbval_run.stdout
+    assert "1 cells declared a loose comparison" in out and "NEEDED  chapter.ipynb::Cell 5" in out, out[-4000:]
+    assert "a training run" in out
 
 
-def test_nbval_reports_a_declared_loose_cell(tmp_path):
-    nb = tmp_path / "chapter.ipynb"
-    meta = {"portable": {"compare": "structure", "reason": "a training run: numbers move between machines"}}
-    _notebook(nb, "final loss 0.2904\n" + CLAIM.format("-0.498") + "\n", SOURCE, meta)
-    res = _nbval(nb)
-    assert res.returncode == 0, res.stdout[-3000:]
-    assert "1 cells declared a loose comparison" in res.stdout and "NEEDED" in res.stdout
-    assert "a training run" in res.stdout
+def test_a_declaration_does_not_make_outputs_stale(tmp_path):
+    """Adding a measured 'portable' declaration to a cell changes nothing the chapter computes: the freshness
+    digest ignores it (tools/freshness.py), while any change to the source still counts."""
+    import freshness
+    import jupytext
+
+    src = (ROOT / "book" / "chapters" / "fedexprox.md").read_text()
+    nb = jupytext.reads(src, fmt="md:myst")
+    plain = tmp_path / "a.md"
+    plain.write_text(src)
+    code = [c for c in nb.cells if c.cell_type == "code"][2]
+    code.metadata["portable"] = {"compare": "structure", "reason": "a training run's numbers move"}
+    declared = tmp_path / "b.md"
+    declared.write_text(jupytext.writes(nb, fmt="md:myst"))
+    assert "portable:" in declared.read_text()
+    assert freshness._chapter_bytes(plain) == freshness._chapter_bytes(declared)
+    code.source += "\nprint(1)"
+    edited = tmp_path / "c.md"
+    edited.write_text(jupytext.writes(nb, fmt="md:myst"))
+    assert freshness._chapter_bytes(edited) != freshness._chapter_bytes(plain)

@@ -106,8 +106,26 @@ def chapter_inputs(slug: str) -> list[Path]:
     return [md, *paperlib_closure(_code_cells(md)), *locks]
 
 
+#: Cell metadata that never changes what a chapter computes or prints: how the portable comparison
+#: (``tools/nbval_portable.py``) compares the cell's outputs. A declaration added after a run measured
+#: the need for it does not make the outputs stale.
+COMPARISON_ONLY_METADATA = ("portable",)
+
+
+def _chapter_bytes(path: Path) -> bytes:
+    """The chapter source as it bears on the outputs: its text, less comparison-only cell metadata."""
+    import jupytext
+
+    nb = jupytext.reads(path.read_text(), fmt="md:myst")
+    for cell in nb.cells:
+        for k in COMPARISON_ONLY_METADATA:
+            cell.metadata.pop(k, None)
+    return jupytext.writes(nb, fmt="md:myst").encode()
+
+
 def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    data = _chapter_bytes(path) if path.parent == CHAPTERS and path.suffix == ".md" else path.read_bytes()
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def input_hashes(slug: str) -> dict[str, str]:

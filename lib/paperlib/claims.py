@@ -68,6 +68,8 @@ __all__ = [
     "declare_verdict",
     "parse_claim_line",
     "parse_verdict_line",
+    "quote",
+    "Quote",
     "CLAIM_LINE_RE",
     "VERDICT_LINE_RE",
     "KINDS",
@@ -427,7 +429,14 @@ class _Quoted:
         return self.text
 
 
-def quote(name: str, value, fmt: str) -> str:
+class Quote(str):
+    """The formatted number :func:`quote` returns: a ``str`` that displays nothing as a cell's last line."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def quote(name: str, value, fmt: str) -> Quote:
     """Format a number measured in this run and glue it for the chapter's prose.
 
     The page text then quotes the run's own output: a Markdown cell writes ``{glue:text}`name```
@@ -441,21 +450,22 @@ def quote(name: str, value, fmt: str) -> str:
     name : str
         The glue key: letters, digits and ``_``, starting with a letter; unique in the chapter.
     value : int or float (or a NumPy/JAX scalar)
-        The number, finite or not (``nan`` and ``inf`` are formatted as Python formats them).
+        The number; finite (prose never quotes a NaN).
     fmt : str
         A format specification as in :func:`format` (``".3f"``, ``".2g"``, ``"d"``, ``".0%"``,
         ``",d"``).
 
     Returns
     -------
-    str
-        The formatted number, as the page shows it.
+    Quote
+        The formatted number, as the page shows it (a ``str``; as a cell's last expression it displays
+        nothing, so the glued record stays the cell's only trace).
 
     Raises
     ------
     ValueError
-        If ``name`` is not a valid key, ``value`` is a bool, a string or not a real scalar, or
-        ``fmt`` does not apply to it.
+        If ``name`` is not a valid key, ``value`` is a bool, a string, not a real scalar or not
+        finite, or ``fmt`` does not apply to it.
 
     Examples
     --------
@@ -475,6 +485,8 @@ def quote(name: str, value, fmt: str) -> str:
         if arr.shape != () or not np.isrealobj(arr):
             raise ValueError(f"value must be a real scalar, got shape {arr.shape} dtype {arr.dtype}")
         scalar = arr.item()
+        if not math.isfinite(scalar):
+            raise ValueError(f"value must be finite, got {scalar!r}")
         text = format(scalar, fmt)
     except (TypeError, ValueError) as exc:
         if str(exc).startswith("value must"):
@@ -495,4 +507,4 @@ def quote(name: str, value, fmt: str) -> str:
                     metadata={"scrapbook": {"name": name, "mime_prefix": prefix}})
         else:
             glue(name, _Quoted(text), display=False)
-    return text
+    return Quote(text)
