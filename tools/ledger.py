@@ -140,6 +140,19 @@ def _esc(s: str) -> str:
     return s.replace("|", "\\|")
 
 
+#: Numbers a browser may break at their dash (``1e-09``, ``-0.38``): kept whole by a no-wrap span.
+_DASHED_NUMBER = re.compile(r"(?<![\w.\-])(-?\d[\d.]*[eE][-+]?\d+|-\d[\d.]*\d|-\d)")
+
+
+def nobreak(text: str) -> str:
+    """Wrap the numbers of ``text`` that contain a dash in ``<span class="nowrap">`` (MyST passes inline HTML)."""
+    return _DASHED_NUMBER.sub(r'<span class="nowrap">\1</span>', text)
+
+
+def _cell(text: str) -> str:
+    return nobreak(_esc(text))
+
+
 def pretty(text: str) -> str:
     """Reader-facing verdict text: ASCII comparisons as symbols (``h >= D`` -> ``h ≥ D``)."""
     return text.replace(" <= ", " ≤ ").replace(" >= ", " ≥ ").replace(" != ", " ≠ ")
@@ -167,9 +180,10 @@ def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]]) ->
     repro = [r for r in claims if r.kind == "reproduction"]
     other = [r for r in claims if r.kind != "reproduction"]
     seeds = _seeds_holding(sv)
-    return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions, "
-            f"{sum(r.passed for r in other)}/{len(other)} other; "
-            + ("all hold at seeds " + seeds if seeds != "none" else "no seed where all hold"))
+    seeds = "0\u20132" if seeds == "0, 1, 2" else seeds
+    return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions \u00b7 "
+            f"{sum(r.passed for r in other)}/{len(other)} other \u00b7 "
+            + ("seeds " + seeds if seeds != "none" else "no seed where all hold"))
 
 
 def summary_line(rows: list[dict]) -> str:
@@ -254,15 +268,16 @@ def ledger_markdown() -> str:
             "",
             f"{{doc}}`Read the chapter <chapters/{slug}>`; executed in {_runtime(chapter_meta(ipynb))}.",
             "",
+            "````{container} ledger-table",
             "| kind | claim | prediction | measured (seed 0) | tolerance | seed 0 | seed 1 | seed 2 |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for j, r in enumerate(claims):
             parts.append(
-                f"| {r.kind} | {_esc(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
+                f"| {r.kind} | {_cell(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
                 f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2")) + " |"
             )
-        parts.append("")
+        parts += ["````", ""]
     return "\n".join(parts)
 
 
