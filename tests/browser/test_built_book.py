@@ -239,6 +239,16 @@ for (const m of mathEls) {
     if (display) math.display_scroll.push({tex, w, box: Math.round(m.clientWidth)}); else math.inline_scroll++;
   }
 }
+// formulas that fit but whose box still scrolls (a desktop shows a scroll bar under each of them)
+let spuriousScroll = 0;
+for (const sp of article.querySelectorAll('span.math, div.math mjx-container')) {
+  const ox = getComputedStyle(sp).overflowX;
+  if (sp.offsetParent === null || (ox !== 'auto' && ox !== 'scroll')) continue;
+  const inner = sp.querySelector('mjx-math');
+  const pad = parseFloat(getComputedStyle(sp).paddingRight) || 0;
+  if (inner && sp.scrollWidth > sp.clientWidth && inner.getBoundingClientRect().width + pad <= sp.clientWidth + 1) spuriousScroll++;
+}
+math.spurious_scroll = spuriousScroll;
 // display equations whose number overlaps the formula
 let eqnoOverlap = [];
 for (const eq of article.querySelectorAll('div.math')) {
@@ -290,7 +300,7 @@ for (const pre of article.querySelectorAll('div.cell_input pre, div.highlight pr
 }
 // captions with raw TeX, internal notes, the chapter title and the verdict box
 const rawCaptions = Array.from(article.querySelectorAll('figcaption, .caption-text'))
-  .map(c => c.textContent).filter(t => /\$|\\[a-zA-Z]/.test(t)).map(t => t.slice(0, 60));
+  .map(c => c.textContent).filter(t => /\$|\\[a-zA-Z]|\^\{|_\{/.test(t)).map(t => t.slice(0, 60));
 const text = article.innerText;
 const notes = (text.match(/self-assessment|to be replaced by the independent review|independent review'?s verdict/gi) || []).length;
 const h1 = article.querySelector('h1');
@@ -376,6 +386,8 @@ def _check_reading(page, name, is_chapter):
         cut = m["math"]["inline_cut"] + m["math"]["display_cut"]
         if cut:
             problems.append(f"{mode}: {len(cut)} formulas cut and not scrollable: {cut[:3]}")
+        if m["math"].get("spurious_scroll"):
+            problems.append(f"{mode}: {m['math']['spurious_scroll']} formulas that fit scroll anyway (a scroll bar each)")
         if m["eqno_overlap"]:
             problems.append(f"{mode}: equation numbers over their formula: {m['eqno_overlap'][:5]}")
         if m["split_numbers"]:
@@ -551,6 +563,7 @@ def reading_summary(reading: dict, fonts: dict) -> dict:
                                                     for v in pages.values()),
                 "display_formulas_cut": sum(len(v["math"]["display_cut"]) for v in pages.values()),
                 "equation_numbers_over_formula": sum(len(v["eqno_overlap"]) for v in pages.values()),
+                "formulas_that_fit_but_scroll": sum(v["math"].get("spurious_scroll", 0) for v in pages.values()),
                 "numbers_split_in_tables": sum(v["split_numbers"] for v in pages.values()),
                 "tables_overflowing_without_scroll": sum(len(v["tables_cut"]) for v in pages.values()),
                 "chapters_without_verdict_box": sum(v["verdict_box_top"] is None for v in chapters.values()),
