@@ -69,7 +69,7 @@ def ledger_rows():
 def test_every_claim_appears_in_the_ledger_with_its_kind(slug, ledger_rows):
     rows = ledger_rows
     for r in ledger.claims_in_notebook(CHAPTERS / f"{slug}.ipynb"):
-        head = f"| {r.kind} | {ledger._esc(r.claim)} | {ledger._esc(r.predicted)} | {ledger._esc(r.measured)} |"
+        head = f"| {r.kind} | {ledger._cell(r.claim)} | {ledger._esc(r.predicted)} | {ledger._esc(r.measured)} |"
         assert any(row.startswith(head) for row in rows), f"{slug}: {r.claim!r} missing from the ledger"
 
 
@@ -100,9 +100,18 @@ def test_front_page_counts_reproductions_apart(tmp_path, monkeypatch):
     page = ledger.chapters_markdown().splitlines()
     assert page[-1] == ("The whole book, executed one chapter after another on the machine of each chapter's "
                         "record: 3 s (0.1 min) over 1 of 1 chapters (budget: 600 s).")
-    row = page[-3]
-    assert row == ("| 1 | {doc}`Toy chapter <chapters/toy>` | {cite:t}`someone2026` | **not reproduced**: "
-                   "the effect is absent at this scale | 0/0 | 1/2 | none | 3 s |")
+    (row,) = [line for line in page if line.startswith("| 1 |")]
+    assert row == ('| 1 | {doc}`Toy chapter <chapters/toy>` | <details class="verdict-details"><summary>'
+                   '<span class="verdict-badge verdict-badge-not-reproduced">not reproduced</span></summary>'
+                   "{cite:t}`someone2026`. Not reproduced: the effect is absent at this scale</details> | "
+                   "0/0 reproductions \u00b7 1/2 other \u00b7 no seed where all hold |")
+    # the summary line above the table: verdict counts, checks passing, seeds
+    assert ("**1 chapter: 0 reproduced, 0 partly, 1 not reproduced.** 1 of 2 claim checks pass at seed 0; every "
+            "check holds at seeds 0, 1 and 2 in 0 of 1 chapters (seeds where all hold in the others: chapter 1: "
+            "none).") in page
+    assert page.index("```{container} book-summary") < page.index("````{container} chapter-table")
+    assert ledger.nobreak("lr 1e-4, loss -0.38 at T = 8-32") == (
+        'lr <span class="nowrap">1e-4</span>, loss <span class="nowrap">-0.38</span> at T = 8-32')
     ledger_rows = ledger.ledger_markdown().splitlines()
     assert "| sanity | identity | <= 1e-09 | 0 | - | PASS | not run | not run |" in ledger_rows
     # the status page: a run without a timed reference workload says so ...

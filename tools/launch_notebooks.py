@@ -504,6 +504,7 @@ def convert_notebook(slug: str, *, ref: str | None = None, bib: dict[str, Work] 
             continue
         if k == setup:
             cell.source = stamp.install_cell_source(slug, ref)
+            stamp.mark_setup_cell(cell)  # collapsed to its #@title in Colab (cellView: form)
         cells.append(cell)
         fig = (cell.metadata.get("mystnb") or {}).get("figure") or {} if cell.cell_type == "code" else {}
         if fig.get("caption") is not None:

@@ -135,6 +135,24 @@ def _esc(s: str) -> str:
     return s.replace("|", "\\|")
 
 
+#: Numbers a browser may break at their dash (``1e-09``, ``-0.38``): kept whole by a no-wrap span.
+_DASHED_NUMBER = re.compile(r"(?<![\w.\-])(-?\d[\d.]*[eE][-+]?\d+|-\d[\d.]*\d|-\d)")
+
+
+def nobreak(text: str) -> str:
+    """Wrap the numbers of ``text`` that contain a dash in ``<span class="nowrap">`` (MyST passes inline HTML)."""
+    return _DASHED_NUMBER.sub(r'<span class="nowrap">\1</span>', text)
+
+
+def _cell(text: str) -> str:
+    return nobreak(_esc(text))
+
+
+def pretty(text: str) -> str:
+    """Reader-facing verdict text: ASCII comparisons as symbols (``h >= D`` -> ``h ≥ D``)."""
+    return text.replace(" <= ", " ≤ ").replace(" >= ", " ≥ ").replace(" != ", " ≠ ")
+
+
 def _mark(v: bool | None) -> str:
     return "PASS" if v is True else "**FAIL**" if v is False else "not run"
 
@@ -149,30 +167,65 @@ def _runtime(meta: dict) -> str:
     return f"{secs:.0f} s" if isinstance(secs, (int, float)) else "not recorded"
 
 
+def _badge(verdict: str) -> str:
+    return f'<span class="verdict-badge verdict-badge-{verdict.replace(" ", "-")}">{verdict}</span>'
+
+
+def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]]) -> str:
+    repro = [r for r in claims if r.kind == "reproduction"]
+    other = [r for r in claims if r.kind != "reproduction"]
+    seeds = _seeds_holding(sv)
+    seeds = "0\u20132" if seeds == "0, 1, 2" else seeds
+    return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions \u00b7 "
+            f"{sum(r.passed for r in other)}/{len(other)} other \u00b7 "
+            + ("seeds " + seeds if seeds != "none" else "no seed where all hold"))
+
+
+def summary_line(rows: list[dict]) -> str:
+    """The front page's one-line summary: verdict counts and the seeds at which the checks hold."""
+    n = len(rows)
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("reproduced", "partly", "not reproduced")}
+    undeclared = n - sum(counts.values())
+    checks = sum(len(r["claims"]) for r in rows)
+    passed = sum(r.passed for row in rows for r in row["claims"])
+    all_seeds = [r for r in rows if _seeds_holding(r["sv"]) == ", ".join(("0",) + EXTRA_SEEDS)]
+    seeds = ", ".join(("0",) + EXTRA_SEEDS[:-1]) + f" and {EXTRA_SEEDS[-1]}"
+    rest = [f"chapter {r['number']}: {_seeds_holding(r['sv'])}" for r in rows if r not in all_seeds]
+    return (
+        f"**{n} chapter{'s' if n != 1 else ''}: {counts['reproduced']} reproduced, {counts['partly']} partly, "
+        f"{counts['not reproduced']} not reproduced"
+        + (f", {undeclared} without a verdict" if undeclared else "") + ".** "
+        f"{passed} of {checks} claim checks pass at seed 0; every check holds at seeds {seeds} in "
+        f"{len(all_seeds)} of {n} chapters"
+        + (f" (seeds where all hold in the others: {'; '.join(rest)})" if rest else "") + "."
+    )
+
+
 def chapters_markdown() -> str:
-    """The front page's one-row-per-chapter table."""
-    rows = [
-        "| # | chapter | paper | verdict | reproductions passed | other checks passed | seeds where all hold | runtime |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    """The front page's summary line and compact one-row-per-chapter table (number, chapter, verdict badge with
+    the paper and what is missing behind a disclosure, checks), then the total runtime."""
+    table = ["| # | chapter | verdict | checks |", "|---|---|---|---|"]
+    rows = []
     for number, slug in enumerate(toc_chapters(), 1):
         ipynb = CHAPTERS / f"{slug}.ipynb"
         if not ipynb.exists():
             continue
         claims = claims_in_notebook(ipynb)
         verdicts = verdicts_in_notebook(ipynb)
-        verdict = (
-            f"**{verdicts[-1].verdict}**" + ("" if verdicts[-1].missing == "-" else f": {_esc(verdicts[-1].missing)}")
-            if verdicts else "not declared"
-        )
-        repro = [r for r in claims if r.kind == "reproduction"]
-        other = [r for r in claims if r.kind != "reproduction"]
+        sv = seed_verdicts(ipynb)
+        verdict = verdicts[-1].verdict if verdicts else "not declared"
+        rows.append({"number": number, "verdict": verdict, "claims": claims, "sv": sv})
         key = paper_key(ipynb)
-        rows.append(
-            f"| {number} | {{doc}}`{_esc(short_title(slug))} <chapters/{slug}>` | "
-            f"{f'{{cite:t}}`{key}`' if key else '?'} | {verdict} | "
-            f"{sum(r.passed for r in repro)}/{len(repro)} | {sum(r.passed for r in other)}/{len(other)} | "
-            f"{_seeds_holding(seed_verdicts(ipynb))} | {_runtime(chapter_meta(ipynb))} |"
+        paper = f"{{cite:t}}`{key}`" if key else "paper not cited"
+        if verdicts and verdicts[-1].missing != "-":
+            detail = f"{paper}. Not reproduced: {_esc(pretty(verdicts[-1].missing))}"
+        else:
+            detail = f"{paper}." + (" Its headline claim holds in our experiment." if verdicts else "")
+        cell = (f'<details class="verdict-details"><summary>{_badge(verdict)}</summary>'
+                f"{detail}</details>")
+        table.append(
+            f"| {number} | {{doc}}`{_esc(short_title(slug))} <chapters/{slug}>` | {cell} | "
+            f"{_checks_cell(claims, sv)} |"
         )
     runs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {})
             for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
@@ -190,8 +243,8 @@ def chapters_markdown() -> str:
     )
     return (
         "<!-- generated by tools/ledger.py from the executed chapters; do not edit by hand -->\n\n"
-        + "\n".join(rows)
-        + "\n"
+        "```{container} book-summary\n" + summary_line(rows) + "\n```\n\n"
+        "````{container} chapter-table\n" + "\n".join(table) + "\n````\n"
         + total
     )
 
@@ -210,15 +263,16 @@ def ledger_markdown() -> str:
             "",
             f"{{doc}}`Read the chapter <chapters/{slug}>`; executed in {_runtime(chapter_meta(ipynb))}.",
             "",
+            "````{container} ledger-table",
             "| kind | claim | prediction | measured (seed 0) | tolerance | seed 0 | seed 1 | seed 2 |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for j, r in enumerate(claims):
             parts.append(
-                f"| {r.kind} | {_esc(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
+                f"| {r.kind} | {_cell(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
                 f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2")) + " |"
             )
-        parts.append("")
+        parts += ["````", ""]
     return "\n".join(parts)
 
 

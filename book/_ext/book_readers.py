@@ -18,6 +18,11 @@
   default ``gh-pages``); the ``.ipynb`` download button serves them too.
 * **Edit button** on the ``.md`` a person edits, not the generated ``.ipynb``; **last updated** is the
   date of the last commit that touched the page's source (falls back to the build date).
+* **Chapter head** (issue 29). A chapter's page opens with its short title (the ``title:`` of ``_toc.yml``,
+  also used for the browser tab and the prev/next links), the chapter's own H1 (the paper's claim) as a
+  subtitle, and a **verdict box** built from the chapter's ``VERDICT | <verdict> | <missing>`` line: a badge,
+  what is not reproduced, and a link to the claim-check section that prints it. The sidebar shows each
+  chapter's verdict as a small badge.
 * **Proof index.** sphinx-proof's index of every theorem, definition and algorithm (``prf-prf.html``)
   is linked from the sidebar, under the back matter.
 """
@@ -53,6 +58,14 @@ VERDICT_RE = re.compile(r"^VERDICT \| (?P<verdict>reproduced|partly|not reproduc
 # Claim checks as tables
 # ---------------------------------------------------------------------------------------------
 
+_DASHED_NUMBER = re.compile(r"(?<![\w.\-])(-?\d[\d.]*[eE][-+]?\d+|-\d[\d.]*\d|-\d)")
+
+
+def nobreak_html(text: str) -> str:
+    """Keep numbers with a dash (``1e-09``, ``-0.38``) on one line: browsers may break after the dash."""
+    return _DASHED_NUMBER.sub(r'<span class="nowrap">\1</span>', text)
+
+
 def _claim_rows_html(matches: list[re.Match]) -> str:
     e = html.escape
     head = "".join(f'<th scope="col">{h}</th>' for h in
@@ -65,7 +78,7 @@ def _claim_rows_html(matches: list[re.Match]) -> str:
             f'<tr class="claim-{v}">'
             f'<td class="claim-verdict" data-label="Verdict"><span class="claim-badge claim-badge-{v}">{e(m["verdict"])}</span></td>'
             f'<td class="claim-kind" data-label="Kind"><span class="claim-kind-badge claim-kind-{e(m["kind"])}">{e(m["kind"])}</span></td>'
-            f'<td class="claim-text" data-label="Claim">{e(m["claim"])}</td>'
+            f'<td class="claim-text" data-label="Claim">{nobreak_html(e(m["claim"]))}</td>'
             f'<td class="claim-num" data-label="Measured">{e(m["measured"])}</td>'
             f'<td class="claim-num" data-label="Predicted">{e(m["predicted"])}</td>'
             f'<td class="claim-num{" claim-empty" if tol == "-" else ""}" data-label="Tolerance">{e(tol)}</td>'
@@ -137,6 +150,139 @@ class ClaimTables(SphinxPostTransform):
                 else:
                     new.append(nodes.raw("", _verdict_html(value), format="html"))
             block.replace_self(new)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter head: short title, the claim as subtitle, the verdict box; verdict badges in the sidebar
+# ---------------------------------------------------------------------------------------------
+
+VERDICT_LABELS = {"reproduced": "Reproduced", "partly": "Partly reproduced", "not reproduced": "Not reproduced"}
+VERDICT_MARKS = {"reproduced": "\u2713", "partly": "\u25d0", "not reproduced": "\u2717"}
+
+
+def pretty_verdict_text(text: str) -> str:
+    """Reader-facing verdict text: ASCII comparisons as symbols (``h >= D`` -> ``h ≥ D``; as tools/ledger.py)."""
+    return text.replace(" <= ", " \u2264 ").replace(" >= ", " \u2265 ").replace(" != ", " \u2260 ")
+
+
+@functools.lru_cache(maxsize=None)
+def _toc_titles(srcdir: str) -> dict[str, str]:
+    """``{docname: title}`` of the chapters whose ``_toc.yml`` entry has a ``title:``."""
+    import yaml
+
+    path = Path(srcdir) / "_toc.yml"
+    if not path.exists():
+        return {}
+    toc = yaml.safe_load(path.read_text()) or {}
+    out = {}
+    for part in toc.get("parts", []):
+        for ch in part.get("chapters", []):
+            if ch.get("title") and str(ch.get("file", "")).startswith("book/chapters/"):
+                out[ch["file"]] = ch["title"]
+    return out
+
+
+def _is_chapter(docname: str) -> bool:
+    return docname.startswith("book/chapters/")
+
+
+def collect_chapter_head(app, doctree) -> None:
+    """At read time: the chapter's verdict line (and the section that prints it) and its short title."""
+    env = app.env
+    docname = env.docname
+    if not _is_chapter(docname):
+        return
+    if not hasattr(env, "book_verdicts"):
+        env.book_verdicts = {}
+    for block in doctree.findall(nodes.literal_block):
+        if "output" not in block.get("classes", []):
+            continue
+        for line in block.astext().splitlines():
+            m = VERDICT_RE.match(line)
+            if m:
+                section = next((p for p in _parents(block) if isinstance(p, nodes.section)), None)
+                env.book_verdicts[docname] = {
+                    "verdict": m["verdict"], "missing": m["missing"],
+                    "anchor": section["ids"][0] if section is not None and section["ids"] else "",
+                }
+    short = _toc_titles(str(app.srcdir)).get(docname)
+    if short:
+        for store in (env.titles, env.longtitles):
+            store[docname] = nodes.title("", short)
+
+
+def _purge_verdicts(app, env, docname) -> None:
+    getattr(env, "book_verdicts", {}).pop(docname, None)
+
+
+def _merge_verdicts(app, env, docnames, other) -> None:
+    if not hasattr(env, "book_verdicts"):
+        env.book_verdicts = {}
+    env.book_verdicts.update({d: v for d, v in getattr(other, "book_verdicts", {}).items() if d in docnames})
+
+
+def verdict_box_html(info: dict) -> str:
+    v = info["verdict"]
+    slug = v.replace(" ", "-")
+    missing = info["missing"]
+    text = ("The paper's headline claim holds in our experiment." if missing == "-"
+            else "Not reproduced: " + pretty_verdict_text(missing).rstrip(".") + ".")
+    link = (f' <a class="verdict-box-link" href="#{html.escape(info["anchor"])}">See the claim check</a>'
+            if info.get("anchor") else "")
+    return (
+        f'<div class="verdict-box verdict-box-{slug}" role="note" aria-label="Verdict">'
+        f'<span class="verdict-badge verdict-badge-{slug}">{VERDICT_LABELS.get(v, v)}</span> '
+        f'<span class="verdict-box-text">{html.escape(text)}</span>{link}</div>'
+    )
+
+
+class ChapterHead(SphinxPostTransform):
+    """The short title, the claim as a subtitle and the verdict box at the top of a chapter (HTML only)."""
+
+    default_priority = 410
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        docname = self.env.docname
+        if not _is_chapter(docname):
+            return
+        section = next(iter(self.document.findall(nodes.section)), None)
+        if section is None or not isinstance(section[0], nodes.title):
+            return
+        title = section[0]
+        new = []
+        short = _toc_titles(str(self.app.srcdir)).get(docname)
+        if short and short != title.astext().strip():
+            subtitle = nodes.paragraph("", "", classes=["chapter-subtitle"])
+            subtitle += nodes.inline("", "The paper's claim: ", classes=["chapter-subtitle-label"])
+            subtitle.extend(child.deepcopy() for child in title.children)
+            title.children = []
+            title += nodes.Text(short)
+            new.append(subtitle)
+        info = getattr(self.env, "book_verdicts", {}).get(docname)
+        if info:
+            new.append(nodes.raw("", verdict_box_html(info), format="html"))
+        index = section.index(title) + 1
+        for offset, node in enumerate(new):
+            section.insert(index + offset, node)
+
+
+def sidebar_badges(app, html_text: str) -> str:
+    """Add each chapter's verdict mark after its link in the sidebar's navigation."""
+    verdicts = getattr(app.env, "book_verdicts", {})
+
+    def add(m: re.Match) -> str:
+        docname = "book/chapters/" + m["slug"]
+        info = verdicts.get(docname)
+        if not info:
+            return m[0]
+        v = info["verdict"]
+        mark = (f'<span class="sidebar-verdict sidebar-verdict-{v.replace(" ", "-")}" '
+                f'title="Verdict: {v}" aria-label="verdict: {v}">{VERDICT_MARKS.get(v, "")}</span>')
+        return m[0][: -len("</a>")] + mark + "</a>"
+
+    return re.sub(r'<a class="reference internal" href="(?:[^"]*/)?(?P<slug>[\w-]+)\.html">[^<]*</a>',
+                  add, html_text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,25 +408,26 @@ def _rewrite_buttons(app, pagename, templatename, context, doctree) -> None:
         date = _git_date(str(app.srcdir), source)
         if date:
             context["last_updated"] = date
-    # the proof index, linked from the sidebar
+    # the proof index, linked from the sidebar, and the chapters' verdict badges in it
     original = context.get("generate_toctree_html")
-    if original is not None and getattr(app.builder, "domain_indices", None) is not None:
-        has_index = any(name == "prf-prf" for name, *_ in app.builder.domain_indices)
-        if has_index:
+    if original is not None:
+        item = ""
+        if getattr(app.builder, "domain_indices", None) is not None and any(
+                name == "prf-prf" for name, *_ in app.builder.domain_indices):
             href = context["pathto"]("prf-prf")
             current = " current active" if pagename == "prf-prf" else ""
             item = (f'<ul class="nav bd-sidenav"><li class="toctree-l1{current}">'
                     f'<a class="reference internal" href="{href}">{app.config.proof_index_title}</a></li></ul>')
 
-            def with_proof_index(*args, **kwargs):
-                out = original(*args, **kwargs)
-                if kwargs.get("kind", args[0] if args else None) == "sidebar":
-                    from markupsafe import Markup
+        def with_proof_index(*args, **kwargs):
+            out = original(*args, **kwargs)
+            if kwargs.get("kind", args[0] if args else None) == "sidebar":
+                from markupsafe import Markup
 
-                    return Markup(str(out) + item)
-                return out
+                return Markup(sidebar_badges(app, str(out)) + item)
+            return out
 
-            context["generate_toctree_html"] = with_proof_index
+        context["generate_toctree_html"] = with_proof_index
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,7 +483,11 @@ def setup(app):
     app.connect("config-inited", _static_path)
     app.add_css_file("book_readers.css")
     app.add_post_transform(ClaimTables)
+    app.add_post_transform(ChapterHead)
     app.connect("doctree-read", plain_text_titles, priority=900)
+    app.connect("doctree-read", collect_chapter_head, priority=910)
+    app.connect("env-purge-doc", _purge_verdicts)
+    app.connect("env-merge-info", _merge_verdicts)
     app.connect("html-page-context", _rewrite_buttons, priority=900)
     app.connect("build-finished", _write_launch)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 REPORT = Path(__file__).resolve().parents[2] / "_build" / "browser-report.json"
 PARTS = REPORT.parent / "browser-report-parts"
-_KEYS = ("overflow", "alt_missing", "figure_font_px_390", "raw_titles")
+_KEYS = ("overflow", "alt_missing", "figure_font_px_390", "raw_titles", "reading")
 
 
 def _measured():
@@ -63,4 +63,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line(f"smallest figure text at 390 px (estimated, px): {data['smallest_figure_font_px_at_390']}")
     if data["raw_titles"]:
         tr.write_line(f"raw LaTeX/MyST in titles or navigation: {data['raw_titles']}")
+    for mode, counts in data.get("reading", {}).items():
+        if isinstance(counts, dict):
+            tr.write_line(f"reading at {mode}: fails on {counts['fails']}")
+            tr.write_line(f"reading at {mode}: report-only {counts['report']}")
+        else:
+            tr.write_line(f"{mode}: {counts}")
     tr.write_line(f"details: {REPORT}")
