@@ -275,7 +275,7 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     Parameters
     ----------
     weights : array_like, shape (n + 1,) or (R, n + 1)
-        Level weights of a {-1, 1}-valued function.
+        Level weights of a {-1, 1}-valued function: each row sums to 1 (Parseval), within ``1e-6``.
     delta : float
         Flip probability in ``[0, 1]``.
 
@@ -286,7 +286,8 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``delta`` is outside ``[0, 1]`` or ``weights`` is negative or not finite.
+        If ``delta`` is outside ``[0, 1]``, or ``weights`` is negative, not finite or has a row whose
+        sum differs from 1 by more than ``1e-6`` (not the weights of a {-1, 1}-valued function).
 
     Examples
     --------
@@ -294,6 +295,10 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     0.296875
     """
     w = _levels("weights", weights)
+    total = w.sum(axis=-1)
+    if np.any(np.abs(total - 1.0) > 1e-6):
+        worst = float(np.atleast_1d(total)[np.argmax(np.abs(np.atleast_1d(total) - 1.0))])
+        raise ValueError(f"weights must sum to 1 (Parseval, a {{-1, 1}}-valued function), got a sum of {worst:.6g}")
     delta = check_probability("delta", delta)
     k = np.arange(w.shape[-1])
     return 0.5 * (w @ (1.0 - (1.0 - 2.0 * delta) ** k))

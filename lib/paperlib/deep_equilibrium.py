@@ -27,6 +27,9 @@ from ._validation import as_array, check_int, check_real, is_traced
 from .implicit_models import fixed_point
 from .training import TrainResult, train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["capped_operator_init", "capped_operator", "fit_capped_operator"]
 
 

@@ -56,6 +56,9 @@ def check_real(name, value, **kwargs):
     _reject_bool(name, value)
     return _check_real(name, value, **kwargs)
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "power_law_teacher",
     "sample_data",

@@ -243,6 +243,24 @@ def _sq_dist(x, basis):
     return np.sum((basis.T @ x) ** 2, axis=0)
 
 
+_PRECONDITION_TOL = 1e-6
+
+
+def _check_round_map(T, basis):
+    """The preconditions of :func:`count_rounds`: symmetric contraction ``T``, orthonormal ``basis``."""
+    asym = float(np.max(np.abs(T - T.T)))
+    if asym > _PRECONDITION_TOL * max(1.0, float(np.max(np.abs(T)))):
+        raise ValueError(f"T must be symmetric (the round map of a symmetric problem), got max|T - T^T| = {asym:.3g}")
+    eig = np.linalg.eigvalsh(0.5 * (T + T.T))
+    if eig[0] < -1.0 - _PRECONDITION_TOL or eig[-1] > 1.0 + _PRECONDITION_TOL:
+        raise ValueError(f"T must be a contraction (eigenvalues in [-1, 1]), got eigenvalues in "
+                         f"[{eig[0]:.6g}, {eig[-1]:.6g}]")
+    gram = basis.T @ basis
+    off = float(np.max(np.abs(gram - np.eye(gram.shape[0]))))
+    if off > _PRECONDITION_TOL:
+        raise ValueError(f"basis must have orthonormal columns (max|B^T B - I| <= {_PRECONDITION_TOL}), got {off:.3g}")
+
+
 def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     r"""Smallest :math:`K` with :math:`\max_b \|P x_K^{(b)}\|^2 / \|P x_0^{(b)}\|^2 \le \varepsilon`, :math:`x_K = T^K x_0`.
 
@@ -253,13 +271,14 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     Parameters
     ----------
     T : array_like, shape (d, d)
-        One round's linear map.
+        One round's linear map: symmetric (``max|T - T^T| <= 1e-6 max(1, max|T|)``) and a contraction
+        (eigenvalues in ``[-1 - 1e-6, 1 + 1e-6]``), as the count relies on both.
     x0 : array_like, shape (d, B)
         Starting points, each with a non-zero range component.
     eps : float
         Target in (0, 1).
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range.
+        Orthonormal basis of the range: ``max|B^T B - I| <= 1e-6``.
     max_rounds : int, default 2**40
         Give up above this.
 
@@ -270,8 +289,9 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     Raises
     ------
     ValueError
-        On bad shapes, a start without range component, ``eps`` outside (0, 1), or when ``max_rounds``
-        rounds do not reach the target.
+        On bad shapes, a ``T`` that is not symmetric or not a contraction, a ``basis`` that is not
+        orthonormal (tolerances above), a start without range component, ``eps`` outside (0, 1), or when
+        ``max_rounds`` rounds do not reach the target.
 
     Examples
     --------
@@ -285,7 +305,8 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     x0 = as_array("x0", x0, shape=(d, None), min_size=1)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
-    max_rounds = check_int("max_rounds", max_rounds, minimum=1)
+    max_rounds = check_int("max_rounds", max_rounds, minimum=1, limit=None)
+    _check_round_map(T, basis)
     d0 = _sq_dist(x0, basis)
     if np.any(d0 <= 0):
         raise ValueError("x0 must have a non-zero component in the range of basis")

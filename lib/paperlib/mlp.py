@@ -16,6 +16,9 @@ import jax.numpy as jnp
 
 from ._validation import as_array, check_bool, check_int, is_traced
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["mlp_init", "mlp_apply", "mlp_flops"]
 
 

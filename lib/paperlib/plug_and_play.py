@@ -31,6 +31,9 @@ from ._validation import as_array, check_int, check_option, check_real, is_trace
 from .implicit_models import fixed_point
 from .training import TrainResult, train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["gaussian_blur", "pnp_operator", "spectral_filter", "linear_response", "fit_deblurring", "psnr"]
 
 

@@ -29,6 +29,9 @@ from paperlib._validation import as_array, check_int, check_real
 from paperlib.attention import MultiHeadParams, init_multi_head, multi_head_attention
 from paperlib.training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "retrieval_target",
     "sample_retrieval",

@@ -43,6 +43,9 @@ _PROBE_EXEMPTIONS = {
     "light_cone_label": {"x": {"array_rank": _CELLS}},
 }
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "rule_table",
     "exact_rule_params",

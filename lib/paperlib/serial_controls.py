@@ -26,6 +26,9 @@ from paperlib.mlp import mlp_apply, mlp_init
 from paperlib.serial import _centre_trajectory, _check_depths, oneshot_logits, rule_table
 from paperlib.training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["soft_rollout", "train_serial_end_to_end", "oneshot_learning_curve", "xla_flop_counts"]
 
 

@@ -45,6 +45,9 @@ from paperlib._validation import as_array, check_bool, check_int, check_real, is
 from paperlib.attention import linear_attention, softmax_attention
 from paperlib.training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "ACTIVATIONS",
     "OrderParameters",

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_option, check_probability, check_real
+from ._validation import as_array, check_int, check_memory, check_option, check_probability, check_real
 
 __all__ = [
     "SPIKE_CODES",
@@ -347,7 +347,9 @@ def expected_noise_sensitivity(
     Raises
     ------
     ValueError
-        On any bad size or parameter.
+        On any bad size or parameter, or when one network's float32 inputs and states
+        (``16 * num_inputs * max(n, width) * (num_steps + 1)`` bytes) would exceed
+        :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -364,6 +366,9 @@ def expected_noise_sensitivity(
     noise = check_option("noise", noise, NOISE_MODELS)
     num_nets = check_int("num_nets", num_nets, minimum=1)
     num_inputs = check_int("num_inputs", num_inputs, minimum=1)
+    # float32 inputs and states of 2 * num_inputs samples over num_steps, per network, before drawing
+    check_memory("num_inputs", 4 * 2 * num_inputs * max(n, width) * (num_steps + 1) * 2,
+                 what="the float32 inputs and states of one network")
     widths = (width,) * hidden_layers + (1,)
     per_step, ns, var = zip(*(
         _ens_one_net(child, n, widths, num_steps, beta, theta, delta, num_inputs, spike, noise)

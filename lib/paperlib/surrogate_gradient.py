@@ -27,6 +27,9 @@ from ._validation import as_array, check_int, check_real, is_traced
 from .spiking import _check_model
 from .training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["binarised_digits", "surrogate_sign", "lif_spike_count", "train_lif_classifiers"]
 
 #: ``surrogate_sign`` acts elementwise, so every rank of ``v`` is valid (the bad-input probe's rank test).
