@@ -348,7 +348,7 @@ def check_rng(name: str, rng) -> np.random.Generator:
 
 
 def check_key(name: str, key):
-    """Return ``key`` after checking it is a JAX PRNG key: a typed key or a raw uint32 key of shape (2,)."""
+    """Return ``key`` after checking it is a JAX PRNG key: a typed key, or raw uint32 key data (last axis 2 or 4)."""
     try:
         import jax
     except ImportError:  # pragma: no cover
@@ -358,7 +358,7 @@ def check_key(name: str, key):
     dtype = getattr(key, "dtype", None)
     ok = dtype is not None and (
         jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
-        or (np.dtype(dtype) == np.uint32 and getattr(key, "shape", None) == (2,))
+        or (np.dtype(dtype) == np.uint32 and len(getattr(key, "shape", ())) >= 1 and key.shape[-1] in (2, 4))
     )
     if not ok:
         raise ValueError(

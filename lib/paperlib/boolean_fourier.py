@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_probability, check_real
+from ._validation import as_array, check_int, check_probability, check_real, check_rng
 
 __all__ = [
     "CONCENTRATION_CONSTANT",
@@ -424,6 +424,7 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
     >>> abs(p - 0.25) < 4 * se  # a dictator flips exactly when its bit does
     True
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     delta = check_probability("delta", delta)
     num_pairs = check_int("num_pairs", num_pairs, minimum=2)
@@ -477,6 +478,7 @@ def noise_sensitivity_on(f, x, delta: float, *, rng: np.random.Generator) -> dic
     >>> r["ns"], r["var"]
     (0.0, 1.0)
     """
+    rng = check_rng("rng", rng)
     x = as_array("x", x, ndim=2, dtype=np.float32)
     if not np.all(np.abs(x) == 1):
         raise ValueError("x must have entries in {-1, 1}")
@@ -523,6 +525,7 @@ def total_influence_mc(f, n: int, *, num_samples: int, rng: np.random.Generator)
     >>> r["influence"], r["se"]
     (5.0, 0.0)
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     num_samples = check_int("num_samples", num_samples, minimum=2)
     x = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(num_samples, n))

@@ -45,7 +45,7 @@ from sklearn.linear_model import lars_path, lasso_path
 
 from . import fitting
 from . import state_evolution as _se
-from ._validation import check_int
+from ._validation import check_int, check_rng
 from ._validation import check_real as _check_real
 from .state_evolution import _real as as_array  # as_array that also rejects booleans
 from .state_evolution import _reject_bool
@@ -946,6 +946,7 @@ def plateau_end(theta, n_max: int, weight_decays, *, noise_var: float, rng: np.r
     >>> plateau_end(power_law_teacher(50), 400, [1.0, 20.0], noise_var=1.0, rng=np.random.default_rng(0)).tolist()
     [7, 152]
     """
+    rng = check_rng("rng", rng)
     theta = as_array("theta", theta, ndim=1, min_size=1)
     n_max = check_int("n_max", n_max, minimum=1)
     lam = as_array("weight_decays", weight_decays, ndim=1, min_size=1)

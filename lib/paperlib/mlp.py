@@ -14,7 +14,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
-from ._validation import as_array, check_bool, check_int, is_traced
+from ._validation import as_array, check_bool, check_int, check_key, is_traced
 
 # float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
 _JAX_FLOAT32 = True
@@ -58,6 +58,7 @@ def mlp_init(key, sizes: Sequence[int]):
     >>> [W.shape for W, b in params]
     [(3, 16), (16, 1)]
     """
+    key = check_key("key", key)
     return _mlp_init(key, _check_sizes(sizes))
 
 

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real
+from ._validation import as_array, check_int, check_key, check_real, check_rng
 from .training import train
 
 # float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
@@ -161,6 +161,10 @@ def sample_sphere(n: int, d: int, *, key=None, rng=None):
     >>> sample_sphere(2, 9, rng=np.random.default_rng(0)).shape
     (2, 9)
     """
+    if key is not None:
+        key = check_key("key", key)
+    if rng is not None:
+        rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     d = check_int("d", d, minimum=1)
     if _check_source(key, rng) == "key":
@@ -210,6 +214,10 @@ def random_feature_weights(p: int, d: int, *, key=None, rng=None):
     >>> type(V).__name__, round(float(np.var(V)) * 4, 1)
     ('ndarray', 1.0)
     """
+    if key is not None:
+        key = check_key("key", key)
+    if rng is not None:
+        rng = check_rng("rng", rng)
     p = check_int("p", p, minimum=1)
     d = check_int("d", d, minimum=1)
     if _check_source(key, rng) == "key":

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real
+from paperlib._validation import as_array, check_int, check_key, check_real, check_rng
 from paperlib.attention import MultiHeadParams, init_multi_head, multi_head_attention
 from paperlib.training import train
 
@@ -146,6 +146,7 @@ def sample_retrieval(key, batch: int, seq_len: int, num_retrievals: int, *, num_
     >>> x.shape, y.shape
     ((2, 3, 4), (2,))
     """
+    key = check_key("key", key)
     check_int("batch", batch, minimum=1)
     check_int("seq_len", seq_len, minimum=1)
     check_int("num_retrievals", num_retrievals, minimum=1)
@@ -228,6 +229,8 @@ def token_bottleneck_nmse(num_heads: int, num_retrievals: int, seq_len: int, *, 
     >>> round(token_bottleneck_nmse(1, 2, 4, n_samples=2000, rng=np.random.default_rng(0)), 3)
     0.595
     """
+    if rng is not None:
+        rng = check_rng("rng", rng)
     h = check_int("num_heads", num_heads, minimum=1)
     d = check_int("num_retrievals", num_retrievals, minimum=1)
     t = check_int("seq_len", seq_len, minimum=1)
@@ -327,6 +330,7 @@ def init_transformer(input_dim: int, *, d_model: int = 32, num_heads: int = 4, d
     >>> params.w_embed.shape, params.attention.w_q.shape
     ((4, 8), (2, 8, 4))
     """
+    key = check_key("key", key)
     for name, v in (("input_dim", input_dim), ("d_model", d_model), ("num_heads", num_heads),
                     ("d_head", d_head), ("d_ff", d_ff)):
         check_int(name, v, minimum=1)
@@ -517,6 +521,7 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     >>> res.num_retrievals.tolist(), res.num_heads.tolist(), res.nmse.shape
     ([1], [1], (1,))
     """
+    key = check_key("key", key)
     return _run_grids([_prepare_grid(retrievals, head_counts, num_seeds, seq_len, d_model, max_heads, d_head,
                                      d_ff, steps, batch, learning_rate, n_test, key)])[0]
 

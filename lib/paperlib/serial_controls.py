@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real
+from paperlib._validation import as_array, check_int, check_key, check_real
 from paperlib.mlp import mlp_apply, mlp_init
 from paperlib.serial import _centre_trajectory, _check_depths, oneshot_logits, rule_table
 from paperlib.training import train
@@ -132,6 +132,7 @@ def train_serial_end_to_end(key, L: int, *, n_models: int = 2, hidden: int = 16,
     >>> losses.shape, params[0][0].shape
     ((2, 3), (2, 3, 4))
     """
+    key = check_key("key", key)
     L = check_int("L", L, minimum=1, maximum=16)
     n_models = check_int("n_models", n_models, minimum=1)
     hidden = check_int("hidden", hidden, minimum=1)
@@ -213,6 +214,7 @@ def oneshot_learning_curve(key, depths, x_eval, *, rules=110, hidden: int = 128,
     >>> losses.shape, acc.shape
     ((2, 4), (2, 2))
     """
+    key = check_key("key", key)
     x_eval = as_array("x_eval", x_eval, ndim=2, dtype=float)
     if not np.all((x_eval == 0) | (x_eval == 1)):
         raise ValueError("x_eval must contain only 0 and 1 cells")

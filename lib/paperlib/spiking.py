@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_memory, check_option, check_probability, check_real
+from ._validation import as_array, check_int, check_memory, check_option, check_probability, check_real, check_rng
 
 __all__ = [
     "SPIKE_CODES",
@@ -84,6 +84,7 @@ def init_weights(widths, *, rng: np.random.Generator) -> list:
     >>> [w.shape for w in init_weights((16, 8, 1), rng=np.random.default_rng(0))]
     [(16, 8), (8, 1)]
     """
+    rng = check_rng("rng", rng)
     widths = as_array("widths", widths, ndim=1, dtype=np.int64)
     if widths.size < 2 or np.any(widths < 1):
         raise ValueError(f"widths must list the input dimension and at least one layer, all >= 1, got {widths.tolist()}")
@@ -271,6 +272,7 @@ def perturb(x, delta: float, *, noise: str = "flip", rng: np.random.Generator) -
     >>> perturb(np.ones((1, 6)), 0.5, noise="dropout", rng=np.random.default_rng(1)).tolist()
     [[0.0, 1.0, 1.0, 1.0, 0.0, 0.0]]
     """
+    rng = check_rng("rng", rng)
     x = as_array("x", x, ndim=2, dtype=np.float32)
     if not np.all(np.abs(x) == 1):
         raise ValueError("x must have entries in {-1, 1}")
@@ -357,6 +359,7 @@ def expected_noise_sensitivity(
     >>> r["ns"].tolist(), r["per_step"].shape
     ([0.0, 0.0], (2, 5))
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     delta = check_probability("delta", delta)
     hidden_layers = check_int("hidden_layers", hidden_layers, minimum=0)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real, is_traced
+from ._validation import as_array, check_int, check_key, check_real, is_traced
 from .spiking import _check_model
 from .training import train
 
@@ -243,6 +243,7 @@ def train_lif_classifiers(weights, x, y, *, num_steps: int, beta: float = 1.0, t
     >>> losses.shape, bool(losses[:, -1].max() < losses[:, 0].min())
     ((3, 50), True)
     """
+    key = check_key("key", key)
     num_steps, beta, theta = _check_model(num_steps, beta, theta, odd=True)
     steps = check_int("steps", steps, minimum=1)
     batch_size = check_int("batch_size", batch_size, minimum=1)
