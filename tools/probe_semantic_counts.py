@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import zlib
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class FixedDraw:
 
     def draw(self, strategy, label=None):
         r = repr(strategy)
-        m = re.match(r"integers\(min_value=(-?\d+), max_value=(-?\d+)\)", r) or re.match(r"integers\((-?\d+), (-?\d+)\)", r)
+        m = re.match(r"integers\(min_value=(-?[\d_]+), max_value=(-?[\d_]+)\)", r) or re.match(r"integers\((-?[\d_]+), (-?[\d_]+)\)", r)
         if m:
             return int(self.rng.integers(int(m.group(1)), int(m.group(2)) + 1))
         elements = getattr(strategy, "elements", None)
@@ -80,7 +81,7 @@ def main():
         for probe in case.probes:
             if probe not in t.SEMANTIC_PROBES:
                 continue
-            value = t.PROBES[probe](original, FixedDraw(hash(case.id) % 2**32))
+            value = t.PROBES[probe](original, FixedDraw(zlib.crc32(case.id.encode())))
             outcome, detail = classify(case, probe, value)
             counts[CLASS_OF_PROBE[probe]][outcome] += 1
             rows.append((case.id, probe, outcome, detail))

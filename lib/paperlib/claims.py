@@ -46,11 +46,19 @@ import os
 import re
 from dataclasses import asdict, dataclass
 
-from ._validation import check_bool, check_int, check_real, check_single_line
+from ._validation import LINE_BREAKS, check_bool, check_int, check_real, check_single_line
 
 # The bad-input probe (tests/test_bad_input_probe.py) expects ValueError for NaN and inf; for a
 # measurement they are a *failed claim* instead (documented above), so those probes are exempt.
 _PROBE_EXEMPTIONS = {
+    "parse_claim_line": {
+        "line": {"line_separator": "a parser of any output text (tools/ledger.py scans every line): text "
+                                   "with an inner line break is not one claim line and returns None"},
+    },
+    "parse_verdict_line": {
+        "line": {"line_separator": "a parser of any output text (tools/ledger.py scans every line): text "
+                                   "with an inner line break is not one verdict line and returns None"},
+    },
     "check_claim": {
         "measured": {
             "nan": "a NaN measurement is a failed claim (FAIL, ClaimFailed), not bad input",
@@ -281,6 +289,8 @@ def check_claim(
 def parse_claim_line(line: str) -> ClaimResult | None:
     """Parse a line printed by :func:`check_claim`; return ``None`` if it is not one.
 
+    Text with a line break inside (any that ``str.splitlines`` splits on) is not one line: ``None``.
+
     Parameters
     ----------
     line : str
@@ -302,7 +312,10 @@ def parse_claim_line(line: str) -> ClaimResult | None:
     """
     if not isinstance(line, str):
         raise ValueError(f"line must be a string, got {type(line).__name__}")
-    m = CLAIM_LINE_RE.match(line.strip())
+    text = line.strip()
+    if any(c in text for c in LINE_BREAKS):  # several lines, not one claim line
+        return None
+    m = CLAIM_LINE_RE.match(text)
     if m is None:
         return None
     return ClaimResult(
@@ -393,6 +406,8 @@ def declare_verdict(verdict: str, *, missing: str) -> Verdict:
 def parse_verdict_line(line: str) -> Verdict | None:
     """Parse a line printed by :func:`declare_verdict`; return ``None`` if it is not one.
 
+    Text with a line break inside (any that ``str.splitlines`` splits on) is not one line: ``None``.
+
     Parameters
     ----------
     line : str
@@ -414,7 +429,10 @@ def parse_verdict_line(line: str) -> Verdict | None:
     """
     if not isinstance(line, str):
         raise ValueError(f"line must be a string, got {type(line).__name__}")
-    m = VERDICT_LINE_RE.match(line.strip())
+    text = line.strip()
+    if any(c in text for c in LINE_BREAKS):  # several lines, not one verdict line
+        return None
+    m = VERDICT_LINE_RE.match(text)
     if m is None:
         return None
     return Verdict(verdict=m["verdict"], missing=m["missing"])

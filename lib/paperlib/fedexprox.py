@@ -42,6 +42,13 @@ from ._validation import as_array, check_int, check_real
 from .moreau import (_clients, _envelope_hessian, _gamma, _top_nonzero, local_steps, sampled_smoothness,
                      theory_rounds)
 
+_PROBE_EXEMPTIONS = {
+    "count_rounds": {
+        "max_rounds": {"int_past_int32": "a cap on the count, never allocated or passed to jit (binary lifting "
+                                         "needs log2(max_rounds) matrix squarings); the default is 2**40"},
+    },
+}
+
 __all__ = [
     "prox_quadratic",
     "local_gd_prox",
