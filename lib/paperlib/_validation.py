@@ -72,15 +72,18 @@ def _caller_float32() -> bool:
     return False
 
 
-def check_float32(name: str, value) -> None:
+def check_float32(name: str, value, *, all_finite: bool = False) -> None:
     """Raise ValueError if a finite ``value`` (scalar or array) lies beyond float32's range.
 
-    JAX runs in float32 here, where such a value becomes inf and the result NaN.
+    JAX runs in float32 here, where such a value becomes inf and the result NaN. ``all_finite`` says
+    the array is known to be finite (no temporary mask is then made).
     """
     if isinstance(value, np.ndarray):
         if value.dtype.kind != "f" or value.size == 0 or value.dtype.itemsize <= 4:
             return
-        with np.errstate(invalid="ignore"):
+        if all_finite:
+            big = np.array([value.max(), -value.min()])
+        else:
             big = np.abs(value[np.isfinite(value)])
         if big.size and float(big.max()) > FLOAT32_MAX:
             raise ValueError(
@@ -297,7 +300,7 @@ def as_array(
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} must be finite, but {bad} entr{'y is' if bad == 1 else 'ies are'} NaN or inf")
     if arr.dtype.kind == "f" and (_caller_float32() if float32 is None else float32):
-        check_float32(name, arr)
+        check_float32(name, arr, all_finite=finite)
     return arr
 
 

@@ -253,6 +253,7 @@ def init_multi_head(d_model: int, num_heads: int, d_head: int, *, d_value: int |
     ------
     ValueError
         If a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

@@ -417,6 +417,7 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
     ------
     ValueError
         On a bad ``n``, ``delta`` or ``num_pairs``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -471,6 +472,7 @@ def noise_sensitivity_on(f, x, delta: float, *, rng: np.random.Generator) -> dic
     ------
     ValueError
         On a bad ``x`` or ``delta``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -518,6 +520,7 @@ def total_influence_mc(f, n: int, *, num_samples: int, rng: np.random.Generator)
     ------
     ValueError
         On a bad ``n`` or ``num_samples``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------

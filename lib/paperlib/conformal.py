@@ -345,6 +345,7 @@ def online_conformal_bandit(table, *, lam, eta, gamma, beta=0.0, unlock=True, rn
     ------
     ValueError
         If ``table`` is not a CoverageTable, ``unlock`` is not a bool, or a parameter is invalid.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     References
     ----------

@@ -59,6 +59,7 @@ def capped_operator_init(key, width: int = 32) -> dict:
     ------
     ValueError
         If ``width`` is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -159,6 +160,7 @@ def fit_capped_operator(x, target, *, key, lip_x: float, y_scale: float, width: 
     ------
     ValueError
         On wrong shapes, non-finite values, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

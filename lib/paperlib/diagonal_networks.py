@@ -940,6 +940,7 @@ def plateau_end(theta, n_max: int, weight_decays, *, noise_var: float, rng: np.r
     ------
     ValueError
         If an input is malformed.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------

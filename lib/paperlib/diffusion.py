@@ -132,6 +132,7 @@ def sample_noised(data, t, size, *, rng):
     ------
     ValueError
         If ``data`` is not ``(n, d)`` and finite, ``t < 0`` or ``size < 1``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -268,6 +269,7 @@ def init_score_mlp(key, *, dim: int, width: int = 128, depth: int = 2):
     ------
     ValueError
         If ``dim``, ``width`` or ``depth`` is not an integer ``>= 1``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -355,6 +357,7 @@ def dsm_loss(
     ValueError
         For concrete (untraced) arguments: ``data`` not ``(n, d)`` and finite, ``lam < 0``,
         ``batch < 1``, not ``0 < t_min < t_max``, or ``n_data`` not an integer in ``[1, n]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

@@ -300,6 +300,7 @@ def capped_mlp_init(key, width: int = 32) -> dict:
     ------
     ValueError
         If ``width`` is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -374,6 +375,7 @@ def fit_capped_mlp(x, target, *, key, lip: float, width: int = 32, steps: int = 
     ------
     ValueError
         On wrong shapes, non-finite values, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

@@ -50,6 +50,7 @@ def mlp_init(key, sizes: Sequence[int]):
     ------
     ValueError
         If fewer than two sizes are given or a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

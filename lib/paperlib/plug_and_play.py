@@ -278,6 +278,7 @@ def fit_deblurring(images, blur, *, key, model: str, noise: float, steps: int = 
     ------
     ValueError
         On wrong shapes, an unknown ``model``, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

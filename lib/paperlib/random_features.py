@@ -152,6 +152,7 @@ def sample_sphere(n: int, d: int, *, key=None, rng=None):
     ValueError
         If ``n`` or ``d`` is not a positive integer, or not exactly one valid source of randomness
         is given.
+        Also if ``key`` is not a JAX PRNG key or ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -200,6 +201,7 @@ def random_feature_weights(p: int, d: int, *, key=None, rng=None):
     ValueError
         If ``p`` or ``d`` is not a positive integer, or not exactly one valid source of randomness
         is given.
+        Also if ``key`` is not a JAX PRNG key or ``rng`` is not a numpy.random.Generator.
 
     References
     ----------

@@ -139,6 +139,7 @@ def sample_retrieval(key, batch: int, seq_len: int, num_retrievals: int, *, num_
     ------
     ValueError
         On non-positive sizes or ``num_pairs < num_retrievals``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -223,6 +224,7 @@ def token_bottleneck_nmse(num_heads: int, num_retrievals: int, seq_len: int, *, 
     ------
     ValueError
         On non-positive sizes.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -323,6 +325,7 @@ def init_transformer(input_dim: int, *, d_model: int = 32, num_heads: int = 4, d
     ------
     ValueError
         If a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -509,6 +512,7 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     ------
     ValueError
         On empty or out-of-range ``retrievals``/``head_counts`` or non-positive sizes.
+        Also if ``key`` is not a JAX PRNG key.
 
     See Also
     --------

@@ -295,6 +295,7 @@ def make_batch(key, batch: int, width: int, depth: int, rule: int = 110):
     ------
     ValueError
         If ``batch < 1``, ``width`` is even or below 3, or ``depth`` is not in ``[1, (width - 1) // 2]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -361,6 +362,7 @@ def train_local_rule(key, *, hidden: int = 16, steps: int = 300, batch: int = 25
     ------
     ValueError
         If ``hidden``, ``batch`` or ``steps`` is not a positive integer, or ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -574,6 +576,7 @@ def train_oneshot(key, depths, *, width: int = 33, hidden: int = 128, layers: in
     ValueError
         If ``width`` is even, a depth is out of range, a size is not a positive integer, or
         ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -689,6 +692,7 @@ def train_denoiser(key, depths, *, width: int = 33, hidden: int = 128, layers: i
     ------
     ValueError
         As :func:`train_oneshot`, and if ``not 0 < sigma_min < sigma_max``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -791,6 +795,7 @@ def diffusion_sample(params, x, n_steps: int, *, key, sigma_min: float = 0.01, s
     ------
     ValueError
         If ``n_steps < 1``, ``not 0 < sigma_min < sigma_max``, or ``x`` is not a 2-D array of 0/1 cells.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

@@ -119,6 +119,7 @@ def train_serial_end_to_end(key, L: int, *, n_models: int = 2, hidden: int = 16,
     ------
     ValueError
         If ``L`` is out of range, a size is not a positive integer, or ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Notes
     -----
@@ -205,6 +206,7 @@ def oneshot_learning_curve(key, depths, x_eval, *, rules=110, hidden: int = 128,
         If ``x_eval`` is not a 2-D array of 0/1 cells with an odd number (>= 3) of columns, a depth is
         out of range, a size is not a positive integer, ``steps`` is not a multiple of ``eval_every``,
         ``learning_rate <= 0``, or ``rules`` is not one integer or one per depth, each in ``[0, 255]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

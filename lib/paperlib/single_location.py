@@ -136,6 +136,7 @@ def make_teacher(d: int, *, rng: np.random.Generator):
     ------
     ValueError
         If ``d`` is not an integer >= 2.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -176,6 +177,7 @@ def sample_slr(n: int, L: int, mu: float, sigma: float, k_star, v_star, *, rng: 
     ------
     ValueError
         On non-positive sizes, negative ``mu``/``sigma``, or teacher vectors of different shapes.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -226,6 +228,7 @@ def sample_projections(n: int, L: int, mu: float, sigma: float, *, rng: np.rando
     ------
     ValueError
         On non-positive sizes or negative ``mu``/``sigma``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -689,6 +692,7 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
     ------
     ValueError
         On wrong shapes, negative weights or ``lam``, or invalid hyper-parameters.
+        Also if ``key`` is not a JAX PRNG key.
 
     Notes
     -----
@@ -826,6 +830,7 @@ def select_and_score(X, y, X_val, y_val, k_star, v_star, proj, *, alphas, lambda
     ValueError
         If the pool is smaller than :math:`\max(\alpha)d`, on bad grids or activations, or as
         :func:`train_erm`.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------

@@ -78,6 +78,7 @@ def init_weights(widths, *, rng: np.random.Generator) -> list:
     ------
     ValueError
         If ``widths`` is not a 1-d sequence of at least two positive integers.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -266,6 +267,7 @@ def perturb(x, delta: float, *, noise: str = "flip", rng: np.random.Generator) -
     ------
     ValueError
         On a bad ``x``, ``delta`` or ``noise``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -352,6 +354,7 @@ def expected_noise_sensitivity(
         On any bad size or parameter, or when one network's float32 inputs and states
         (``16 * num_inputs * max(n, width) * (num_steps + 1)`` bytes) would exceed
         :func:`paperlib._validation.memory_limit` (8 GiB by default).
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------

@@ -233,6 +233,7 @@ def train_lif_classifiers(weights, x, y, *, num_steps: int, beta: float = 1.0, t
     ------
     ValueError
         On mismatched shapes, labels outside {-1, 1}, or a bad size or rate.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
