@@ -24,6 +24,8 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+if "--only-oversize" in sys.argv:
+    os.environ["PAPERLIB_PROBE_CHILD"] = "1"  # no baselines of every function in this process
 import test_bad_input_probe as t  # noqa: E402
 
 CLASS_OF_PROBE = {
@@ -69,11 +71,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--oversize", default="")
     ap.add_argument("--json", default="")
+    ap.add_argument("--only-oversize", action="store_true", help="skip the in-process probes")
     ap.add_argument("--timeout", type=float, default=t.OVERSIZE_TIMEOUT_S)
     args = ap.parse_args()
     counts = collections.defaultdict(collections.Counter)
     rows = []
-    for case in t.CASES:
+    for case in ([] if args.only_oversize else t.CASES):
         orig = t.inspect.signature(t.getattr_fn(case) if hasattr(t, "getattr_fn") else
                                    getattr(t.importlib.import_module(f"paperlib.{case.module}"), case.function))
         args_, kwargs_ = t.baseline(case.module, case.function)
@@ -86,10 +89,10 @@ def main():
             counts[CLASS_OF_PROBE[probe]][outcome] += 1
             rows.append((case.id, probe, outcome, detail))
     if args.oversize:
-        cases = t.oversize_cases()
-        if args.oversize != "all":
-            want = set(args.oversize.split(","))
-            cases = [c for c in cases if c.id in want]
+        if args.oversize == "all":
+            cases = t.oversize_cases()
+        else:  # named module.function:argument, without computing every baseline
+            cases = [t.Case(*c.replace(":", ".").split("."), ("oversize",)) for c in args.oversize.split(",")]
         for case in cases:
             outcome, detail = t.run_oversize(case, timeout=args.timeout)
             counts["oversize"][outcome] += 1
