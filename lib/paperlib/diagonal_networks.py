@@ -82,6 +82,15 @@ __all__ = [
     "rank_slope",
 ]
 
+_CLOSED_FORM_N = ("a sample size in a closed-form float64 formula (no allocation, no jit): "
+                  "a count past 2**31 is valid")
+_PROBE_EXEMPTIONS = {
+    "lasso_penalty": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "weight_decay_from_penalty": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "network_state_evolution": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "network_state_evolution_optimal": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+}
+
 
 def _sizes(name, value):
     """Positive, integer-valued sample size(s) as a float array (any shape)."""

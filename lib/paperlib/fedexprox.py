@@ -262,6 +262,11 @@ def _check_round_map(T, basis):
     if eig[0] < -1.0 - _PRECONDITION_TOL or eig[-1] > 1.0 + _PRECONDITION_TOL:
         raise ValueError(f"T must be a contraction (eigenvalues in [-1, 1]), got eigenvalues in "
                          f"[{eig[0]:.6g}, {eig[-1]:.6g}]")
+    _check_orthonormal(basis)
+
+
+def _check_orthonormal(basis):
+    """``basis`` (d, r) must have orthonormal columns: ``max|B^T B - I| <= 1e-6``."""
     gram = basis.T @ basis
     off = float(np.max(np.abs(gram - np.eye(gram.shape[0]))))
     if off > _PRECONDITION_TOL:
@@ -435,7 +440,7 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     eps : float
         Target in (0, 1): stop a start once its squared distance has shrunk ``eps``-fold.
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range.
+        Orthonormal basis of the range: ``max|B^T B - I| <= 1e-6``.
     tol : float
         Relative tolerance on the subproblem gradient, in (0, 1).
     max_rounds : int, default 100000
@@ -450,7 +455,8 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     Raises
     ------
     ValueError
-        On bad input, or when a start does not reach the target within ``max_rounds`` rounds.
+        On bad input, a ``basis`` whose columns are not orthonormal (``max|B^T B - I| > 1e-6``), or
+        when a start does not reach the target within ``max_rounds`` rounds.
 
     Notes
     -----
@@ -469,6 +475,7 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     x = as_array("x0", x0, shape=(d, None), min_size=1).copy()
     gamma = _gamma(gamma)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
+    _check_orthonormal(basis)
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     tol = check_real("tol", tol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     max_rounds = check_int("max_rounds", max_rounds, minimum=1)
@@ -522,7 +529,7 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     rounds : int
         Number of rounds, >= 1.
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range (distance = norm of the projection).
+        Orthonormal basis of the range (distance = norm of the projection): ``max|B^T B - I| <= 1e-6``.
     rule : {"constant", "grads", "stops"}, default "constant"
     alpha : float, optional
         Constant extrapolation (``rule="constant"`` only).
@@ -539,7 +546,8 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     Raises
     ------
     ValueError
-        On bad input, an unknown ``rule``, ``alpha`` with an adaptive rule, or a missing ``rng``.
+        On bad input, a ``basis`` whose columns are not orthonormal (``max|B^T B - I| > 1e-6``), an
+        unknown ``rule``, ``alpha`` with an adaptive rule, or a missing ``rng``.
 
     Examples
     --------
@@ -554,6 +562,7 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     gamma = _gamma(gamma)
     rounds = check_int("rounds", rounds, minimum=1)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
+    _check_orthonormal(basis)
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     S = n if sample_size is None else check_int("sample_size", sample_size, minimum=1, maximum=n)
