@@ -132,8 +132,8 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
 
     Bools, strings and floats (even integral ones such as ``3.0``) are rejected: a size or a count is
     an integer, and a silent cast of ``2.5`` would change it. ``|value|`` must also not exceed
-    ``limit`` (``2**31 - 1`` by default; ``None`` or an explicit larger ``maximum`` lifts it): past it a size or a count would overflow
-    int32 inside ``jit`` or ask for an impossible allocation.
+    ``limit`` (``2**31 - 1`` by default; ``None`` or an explicit larger ``maximum`` lifts it): past
+    it a size or a count would overflow int32 inside ``jit`` or ask for an impossible allocation.
     """
     value = _scalar(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
@@ -142,7 +142,8 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
     if limit is not None and maximum is not None and maximum > limit:
         limit = None  # an explicit wider maximum lifts the int32 limit
     if limit is not None and abs(value) > limit:
-        raise ValueError(f"{name} must be at most {limit} in magnitude (2**31 - 1: an int32), got {_short_int(value)}")
+        raise ValueError(f"{name} must be at most {limit} in magnitude (2**31 - 1: an int32), "
+                         f"got {_short_int(value)}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
@@ -151,8 +152,8 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
 
 
 def _short_int(value: int) -> str:
-    text = str(value)
-    return text if len(text) <= 30 else f"{text[:12]}...({len(text)} digits)"
+    """``value`` in digits when short, else its size in bits (``str`` of a huge int may itself raise)."""
+    return str(value) if value.bit_length() <= 96 else f"an integer of {value.bit_length()} bits"
 
 
 def check_real(

@@ -115,7 +115,7 @@ def jax_key(seed: int):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if seed > 2**32 - 1:
         raise ValueError(f"seed must be below 2**32 (JAX keeps only the low 32 bits of a seed without x64), "
-                         f"got {seed if seed < 10**30 else f'an integer of {len(str(seed))} digits'}")
+                         f"got {seed if seed < 2**96 else f'an integer of {int(seed).bit_length()} bits'}")
     import jax
 
     return jax.random.key(int(seed))
