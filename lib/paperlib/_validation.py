@@ -335,8 +335,9 @@ def check_memory(name: str, nbytes, *, what: str = "") -> None:
     limit = memory_limit()
     if nbytes > limit:
         thing = f" for {what}" if what else ""
+        need = "more than 2**80 bytes" if nbytes == math.inf else f"about {_bytes(nbytes)}"
         raise ValueError(
-            f"{name} is too large: it needs about {_bytes(nbytes)}{thing}, over the limit of "
+            f"{name} is too large: it needs {need}{thing}, over the limit of "
             f"{_bytes(limit)} (set ${MAX_BYTES_ENV_VAR} to raise it)"
         )
 

@@ -106,7 +106,11 @@ def multi_indices(d: int, p: int) -> np.ndarray:
 
 def _check_table_memory(d: int, p: int) -> None:
     """Refuse ``(d, p)`` whose multi-index grid (``(p+1)**d`` rows, built twice) exceeds the memory limit."""
-    check_memory(f"d={d} with p={p}" if d > 1 else f"p={p} with d={d}", 2 * d * 8 * (p + 1) ** d,
+    name = f"d={d} with p={p}" if d > 1 else f"p={p} with d={d}"
+    log2_rows = d * math.log2(p + 1)  # in logs first: (p+1)**d itself is too slow to form for huge d
+    if log2_rows > 80:
+        check_memory(name, math.inf, what=f"the (p+1)**d = 2**{log2_rows:.4g}-row grid of multi-indices")
+    check_memory(name, 2 * d * 8 * (p + 1) ** d,
                  what=f"the (p+1)**d = {(p + 1) ** d:.3g}-row grid of multi-indices")
 
 
