@@ -210,7 +210,7 @@ def simulate(system, *, steps: int, runs: int, alpha: float, t0: float | None = 
     n, d = systems[0].theta.shape
     # the float32 noise of every step and run is drawn up front: refuse it before drawing
     per_draw = n if isinstance(systems[0], FiniteSystem) else n * d
-    check_memory("steps", 4 * len(systems) * steps * runs * per_draw,
+    check_memory("steps * runs", 4 * len(systems) * steps * runs * per_draw,
                  what=f"the float32 noise of {len(systems)} system(s) x steps x runs (steps={steps}, runs={runs})")
     f32 = lambda *arrays: jnp.asarray(np.stack(arrays), dtype=jnp.float32)
     if isinstance(systems[0], FiniteSystem):
