@@ -24,7 +24,7 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-if "--only-oversize" in sys.argv:
+if "--only-oversize" in sys.argv or "--per-module" in sys.argv:
     os.environ["PAPERLIB_PROBE_CHILD"] = "1"  # no baselines of every function in this process
 import test_bad_input_probe as t  # noqa: E402
 
@@ -72,10 +72,17 @@ def main():
     ap.add_argument("--oversize", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--only-oversize", action="store_true", help="skip the in-process probes")
+    ap.add_argument("--per-module", action="store_true",
+                    help="run each module's probes in its own subprocess under ulimit -v (safe before the fixes)")
+    ap.add_argument("--module-timeout", type=float, default=1800)
+    ap.add_argument("--chunks", type=int, default=6)
+    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=t.OVERSIZE_TIMEOUT_S)
     args = ap.parse_args()
     counts = collections.defaultdict(collections.Counter)
     rows = []
+    if args.per_module:
+        return per_module(args)
     for case in ([] if args.only_oversize else t.CASES):
         orig = t.inspect.signature(t.getattr_fn(case) if hasattr(t, "getattr_fn") else
                                    getattr(t.importlib.import_module(f"paperlib.{case.module}"), case.function))
@@ -98,6 +105,52 @@ def main():
             counts["oversize"][outcome] += 1
             rows.append((case.id, "oversize", outcome, detail))
             print(case.id, outcome, detail[:150], flush=True)
+    report(counts, rows, args)
+
+
+def _run_chunk(mods, args):
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+        out = fh.name
+    env = dict(os.environ, PAPERLIB_PROBE_MODULES=",".join(mods))
+    env.pop("PAPERLIB_PROBE_CHILD", None)
+    cmd = f"ulimit -v {8 * 1024 * 1024}; exec \"$0\" \"$1\" --json \"$2\""
+    try:
+        proc = subprocess.run(["bash", "-c", cmd, sys.executable, os.path.abspath(__file__), out],
+                              env=env, capture_output=True, text=True, timeout=args.module_timeout)
+        why = f"exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"
+    except subprocess.TimeoutExpired:
+        why = f"timed out after {args.module_timeout} s"
+    try:
+        with open(out) as fh:
+            return json.load(fh), why
+    except (OSError, ValueError):
+        return None, why
+
+
+def per_module(args):
+    """Modules in chunks, each chunk in a subprocess under ``ulimit -v`` (8 GiB) and a timeout, two at a
+    time; merge the JSON outputs. A chunk that crashes or times out is reported, not counted."""
+    from concurrent.futures import ThreadPoolExecutor
+    counts = collections.defaultdict(collections.Counter)
+    rows = []
+    chunks = [t.MODULES[i::args.chunks] for i in range(args.chunks)]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for mods, (data, why) in zip(chunks, pool.map(lambda m: _run_chunk(m, args), chunks)):
+            if data is None:
+                print(f"{','.join(mods)}: no result ({why})", flush=True)
+                counts["chunk_lost"]["allocation"] += 1
+                rows.append((",".join(mods), "chunk", "allocation", why))
+                continue
+            for cls, c in data["counts"].items():
+                counts[cls].update(c)
+            rows += [tuple(r) for r in data["rows"]]
+            print(f"{len(mods)} modules: {sum(sum(c.values()) for c in data['counts'].values())} probes", flush=True)
+    report(counts, rows, args)
+
+
+def report(counts, rows, args):
     for r in rows:
         if r[2] != "clear":
             print("\t".join(r)[:400])
