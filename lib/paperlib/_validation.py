@@ -142,8 +142,8 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
     if limit is not None and maximum is not None and maximum > limit:
         limit = None  # an explicit wider maximum lifts the int32 limit
     if limit is not None and abs(value) > limit:
-        raise ValueError(f"{name} must be at most {limit} in magnitude (2**31 - 1: an int32), "
-                         f"got {_short_int(value)}")
+        what = " (2**31 - 1: an int32)" if limit == INT32_MAX else ""
+        raise ValueError(f"{name} must be at most {limit} in magnitude{what}, got {_short_int(value)}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:

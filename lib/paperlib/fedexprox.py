@@ -45,7 +45,8 @@ from .moreau import (_clients, _envelope_hessian, _gamma, _top_nonzero, local_st
 _PROBE_EXEMPTIONS = {
     "count_rounds": {
         "max_rounds": {"int_past_int32": "a cap on the count, never allocated or passed to jit (binary lifting "
-                                         "needs log2(max_rounds) matrix squarings); the default is 2**40"},
+                                         "needs log2(max_rounds) matrix squarings); the default is 2**40, "
+                                         "the limit 2**63 - 1"},
     },
 }
 
@@ -292,7 +293,7 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     basis : array_like, shape (d, r)
         Orthonormal basis of the range: ``max|B^T B - I| <= 1e-6``.
     max_rounds : int, default 2**40
-        Give up above this.
+        Give up above this; at most ``2**63 - 1`` (it is only compared with, never allocated).
 
     Returns
     -------
@@ -317,7 +318,7 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     x0 = as_array("x0", x0, shape=(d, None), min_size=1)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
-    max_rounds = check_int("max_rounds", max_rounds, minimum=1, limit=None)
+    max_rounds = check_int("max_rounds", max_rounds, minimum=1, limit=2**63 - 1)
     _check_round_map(T, basis)
     d0 = _sq_dist(x0, basis)
     if np.any(d0 <= 0):
