@@ -20,6 +20,27 @@ int array       non-integer values, NaN, an empty array, wrong rank, complex val
 bool array      non-boolean numbers, an empty array, wrong rank
 ==============  ===========================================================================
 
+Semantic probes (issue 28) extend the table:
+
+==================  =======================================================================
+baseline value      bad values probed
+==================  =======================================================================
+float (JAX module)  a finite float64 that JAX's float32 turns into inf (``|x| > 3.4e38``)
+float array (JAX)   such a value at a drawn position
+int                 an int past float range (``10**400``: ``float()`` would overflow); and,
+                    when the docstring types the argument ``int``, an int past ``2**31 - 1``
+                    (it would reach ``jit`` as an int32 overflow)
+str                 the baseline text with a line separator (``\\r``, ``\\x0b``, ``\\x85``,
+                    ``\\u2028``, ``\\u2029``...) inserted at a drawn inner position
+numpy Generator     ``0`` (a seed, not a Generator) and a legacy ``RandomState``
+JAX PRNG key        ``0`` (a seed, not a key): arguments named ``key`` or typed as a PRNG key
+==================  =======================================================================
+
+A module "runs JAX in float32" when it imports ``jax`` (``jax`` or ``jax.numpy`` among its globals);
+its float arguments must then be representable in float32. Oversized sizes that must be refused
+before allocation (a memory estimate) are probed by :func:`test_oversize_sizes_are_refused`, opt-in
+(``PAPERLIB_PROBE_OVERSIZE=1``) because each case runs in its own subprocess under ``ulimit -v``.
+
 Numeric keyword defaults (an ``int``/``float`` default the example did not pass) are probed too.
 Hypothesis draws the concrete bad value (the position of a NaN, the non-integer, the negative number).
 
@@ -37,7 +58,10 @@ import importlib
 import inspect
 import io
 import math
+import os
 import pkgutil
+import re
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -49,6 +73,8 @@ from hypothesis import strategies as st
 import paperlib
 
 MODULES = sorted(m.name for m in pkgutil.iter_modules(paperlib.__path__) if not m.name.startswith("_"))
+if os.environ.get("PAPERLIB_PROBE_MODULES"):  # a comma-separated subset, for a quick local run
+    MODULES = [m for m in MODULES if m in os.environ["PAPERLIB_PROBE_MODULES"].split(",")]
 
 
 def public_functions() -> list[tuple[str, str]]:
@@ -97,6 +123,8 @@ def baseline(modname: str, fname: str):
 
 # --- classification of a baseline value and the bad values of each class ----------------------------
 def value_class(v) -> str | None:
+    if isinstance(v, np.random.Generator):
+        return "rng"
     if isinstance(v, (bool, np.bool_)):
         return "bool"
     if isinstance(v, (int, np.integer)):
@@ -111,7 +139,7 @@ def value_class(v) -> str | None:
         import jax
 
         if isinstance(v, jax.Array) and jax.dtypes.issubdtype(v.dtype, jax.dtypes.prng_key):
-            return None
+            return "key"
     except ImportError:  # pragma: no cover
         pass
     if isinstance(v, (np.ndarray, list, tuple)) or type(v).__module__.startswith("jax"):
@@ -130,6 +158,21 @@ def _with_value_at(arr: np.ndarray, value, data) -> np.ndarray:
     i = data.draw(st.integers(0, out.size - 1), label="position")
     out.flat[i] = value
     return out
+
+
+def _with_huge_at(arr: np.ndarray, data) -> np.ndarray:
+    big = data.draw(st.sampled_from([1e39, -1e39, 3.5e38, 1e300]), label="float32 overflow")
+    return _with_value_at(arr, big, data)
+
+
+def _with_line_separator(v: str, data) -> str:
+    sep = data.draw(st.sampled_from(LINE_SEPARATORS), label="separator")
+    # inside the text: a break at either end is whitespace that ``str.strip`` removes
+    i = data.draw(st.integers(1, len(v) - 1), label="position") if len(v) >= 2 else len(v)
+    return v[:i] + sep + v[i:]
+
+
+LINE_SEPARATORS = ["\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"]
 
 
 def _empty(arr):
@@ -158,6 +201,15 @@ PROBES = {
     "array_str": lambda v, d: np.asarray(v).astype(str),
     "array_non_integer": lambda v, d: np.asarray(v) + 0.5,
     "array_non_bool": lambda v, d: np.where(np.asarray(v), 0.5, 2.0),
+    # semantic probes (issue 28)
+    "float32_overflow": lambda v, d: d.draw(st.sampled_from([1e39, -1e39, 3.5e38, 1e300]), label="big"),
+    "array_float32_overflow": lambda v, d: _with_huge_at(np.asarray(v, dtype=float), d),
+    "int_past_float": lambda v, d: d.draw(st.sampled_from([10**400, -(10**400)]), label="huge"),
+    "int_past_int32": lambda v, d: 2**31 + d.draw(st.integers(0, 2**40), label="k"),
+    "line_separator": lambda v, d: _with_line_separator(v, d),
+    "rng_seed_int": lambda v, d: 0,
+    "rng_random_state": lambda v, d: np.random.RandomState(0),
+    "key_seed_int": lambda v, d: 0,
 }
 
 PROBES_BY_CLASS = {
@@ -168,7 +220,54 @@ PROBES_BY_CLASS = {
     "float_array": ["array_nan", "array_inf", "array_empty", "array_rank", "array_complex", "array_bool", "array_str"],
     "int_array": ["array_non_integer", "array_nan", "array_empty", "array_rank", "array_complex"],
     "bool_array": ["array_non_bool", "array_empty", "array_rank"],
+    "rng": ["rng_seed_int", "rng_random_state"],
+    "key": ["key_seed_int"],
 }
+
+SEMANTIC_PROBES = {"float32_overflow", "array_float32_overflow", "int_past_float", "int_past_int32",
+                   "line_separator", "rng_seed_int", "rng_random_state", "key_seed_int"}
+
+
+def runs_jax_float32(modname: str) -> bool:
+    """True when the module imports JAX (which runs in float32 here: x64 is never enabled)."""
+    mod = importlib.import_module(f"paperlib.{modname}")
+    return any(getattr(v, "__name__", None) in ("jax", "jax.numpy") for v in vars(mod).values())
+
+
+def documented_type(fn, name: str) -> str:
+    """The numpydoc type of parameter ``name`` (``"int"``, ``"float, default 0.5"``...), or ``""``."""
+    doc = inspect.getdoc(fn) or ""
+    for line in doc.splitlines():
+        m = re.match(r"^([\w, *]+?)\s*:\s*(.*)$", line)
+        if m and name in [n.strip().lstrip("*") for n in m.group(1).split(",")]:
+            return m.group(2).strip()
+    return ""
+
+
+def _is_key_argument(fn, name: str, v) -> bool:
+    t = documented_type(fn, name).lower()
+    return name == "key" or "prng" in t or t.startswith("jax key") or t.startswith("key")
+
+
+def semantic_probes(modname: str, fn, name: str, v, cls: str | None) -> list[str]:
+    """The issue-28 probes for argument ``name`` whose baseline value ``v`` has class ``cls``."""
+    out = []
+    jax32 = runs_jax_float32(modname)
+    if cls == "float" and jax32:
+        out.append("float32_overflow")
+    if cls == "float_array" and jax32:
+        out.append("array_float32_overflow")
+    if cls == "int":
+        out.append("int_past_float")
+        if re.match(r"^int\b", documented_type(fn, name)):
+            out.append("int_past_int32")
+    if cls == "str":
+        out.append("line_separator")
+    if cls == "rng":
+        out += PROBES_BY_CLASS["rng"]
+    if cls == "key":
+        out += PROBES_BY_CLASS["key"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -206,18 +305,24 @@ def cases() -> list[Case]:
             if sig.parameters[name].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 continue
             cls = value_class(v)
+            if cls in ("int_array", "key") and _is_key_argument(fn, name, v):
+                cls = "key"  # a raw uint32 key (jax.random.PRNGKey) or a typed key
+            elif cls == "key":
+                cls = None
             if cls is None:
                 continue
-            probes = list(PROBES_BY_CLASS[cls])
+            probes = [] if cls in ("rng", "key") else list(PROBES_BY_CLASS[cls])
             if cls == "int" and int(v) >= 0:
                 probes.append("negative")
+            probes += semantic_probes(modname, fn, name, v, cls)
             probes = tuple(p for p in probes if p not in skip.get(name, {}))
             if probes:
                 out.append(Case(modname, fname, name, probes))
     return out
 
 
-CASES = cases()
+# a subprocess of the oversize probe computes only its own baseline
+CASES = [] if os.environ.get("PAPERLIB_PROBE_CHILD") else cases()
 
 
 @pytest.mark.parametrize("modname, fname", FUNCTIONS, ids=[f"{m}.{f}" for m, f in FUNCTIONS])
@@ -291,3 +396,73 @@ def test_exemptions_are_documented():
                     seen += 1
     print(f"{len(FUNCTIONS)} public functions, {len(CASES)} probed arguments, "
           f"{sum(len(c.probes) for c in CASES)} probes, {seen} documented exemptions")
+
+
+# --- oversize sizes: refused by a memory estimate, not attempted (issue 28) -------------------------------
+OVERSIZE = 2**31 - 1  # the largest size an int32 check lets through
+OVERSIZE_ULIMIT_KIB = 4 * 1024 * 1024  # ulimit -v for the child: 4 GiB of address space
+OVERSIZE_TIMEOUT_S = 60
+
+
+def oversize_cases() -> list[Case]:
+    """Integer arguments documented as ``int`` whose baseline is a positive size or count."""
+    out = []
+    for modname, fname in FUNCTIONS:
+        base = baseline(modname, fname)
+        if base is None:
+            continue
+        fn = getattr(importlib.import_module(f"paperlib.{modname}"), fname)
+        sig = inspect.signature(fn)
+        values = dict(sig.bind(*base[0], **base[1]).arguments)
+        for p in sig.parameters.values():
+            if p.name not in values and isinstance(p.default, int) and not isinstance(p.default, bool):
+                values[p.name] = p.default
+        skip = exemptions(modname).get(fname, {})
+        for name, v in values.items():
+            if value_class(v) == "int" and int(v) >= 1 and re.match(r"^int\b", documented_type(fn, name)):
+                if "oversize" not in skip.get(name, {}):
+                    out.append(Case(modname, fname, name, ("oversize",)))
+    return out
+
+
+def run_oversize(case: Case, value: int = OVERSIZE, *, ulimit_kib: int = OVERSIZE_ULIMIT_KIB,
+                 timeout: float = OVERSIZE_TIMEOUT_S) -> tuple[str, str]:
+    """Call ``case`` with ``value`` in a subprocess under ``ulimit -v``; return ``(outcome, detail)``.
+
+    Outcomes: ``clear`` (a ValueError naming the argument), ``cryptic`` (another exception or a
+    ValueError not naming it), ``silent`` (it returned), ``allocation`` (MemoryError, a crash or a kill
+    under the address-space limit) and ``timeout`` (still running after ``timeout`` seconds).
+    """
+    code = (
+        "import sys, json; sys.path.insert(0, %r); import test_bad_input_probe as t\n"
+        "c = t.Case(%r, %r, %r, ('oversize',))\n"
+        "try:\n    t._call_with(c, %d); print('OUTCOME silent')\n"
+        "except MemoryError as e:\n    print('OUTCOME allocation MemoryError', str(e)[:200])\n"
+        "except ValueError as e:\n"
+        "    print('OUTCOME', 'clear' if c.argument in str(e) else 'cryptic', 'ValueError', str(e)[:300].replace(chr(10), ' '))\n"
+        "except Exception as e:\n    print('OUTCOME cryptic', type(e).__name__, str(e)[:200].replace(chr(10), ' '))\n"
+    ) % (os.path.dirname(os.path.abspath(__file__)), case.module, case.function, case.argument, value)
+    # the memory estimates refuse anything over 1 GiB, well inside the address-space limit
+    env = dict(os.environ, PAPERLIB_PROBE_CHILD="1", PAPERLIB_MAX_BYTES=str(2**30))
+    try:
+        proc = subprocess.run(["bash", "-c", f"ulimit -v {ulimit_kib}; exec \"$0\" -c \"$1\"", sys.executable, code],
+                              capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"still running after {timeout} s"
+    for line in proc.stdout.splitlines():
+        if line.startswith("OUTCOME "):
+            outcome, _, detail = line[8:].partition(" ")
+            return outcome, detail
+    tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return "allocation", f"exit {proc.returncode}: {tail[:200]}"
+
+
+@pytest.mark.skipif(not os.environ.get("PAPERLIB_PROBE_OVERSIZE"),
+                    reason="opt-in (PAPERLIB_PROBE_OVERSIZE=1): one subprocess under ulimit -v per size argument")
+@pytest.mark.parametrize("case", oversize_cases() if os.environ.get("PAPERLIB_PROBE_OVERSIZE") else [],
+                         ids=lambda c: c.id)
+def test_oversize_sizes_are_refused(case):
+    """A size of ``2**31 - 1`` is refused with a ValueError naming it, or the call completes in time,
+    under a 4 GiB address-space limit: never a MemoryError, a crash or a runaway allocation."""
+    outcome, detail = run_oversize(case)
+    assert outcome in ("clear", "silent"), f"paperlib.{case.id} = {OVERSIZE}: {outcome}: {detail}"

@@ -40,6 +40,9 @@ from scipy.optimize import brentq
 from . import random_features as rf
 from ._validation import as_array, check_int, check_real
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "spike_strength",
     "finetune_loss_spiked",

@@ -25,7 +25,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._validation import as_array, check_bool, check_int, check_real, is_traced
+from ._validation import as_array, check_bool, check_int, check_key, check_real, is_traced
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "softmax_attention",
@@ -250,6 +253,7 @@ def init_multi_head(d_model: int, num_heads: int, d_head: int, *, d_value: int |
     ------
     ValueError
         If a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -258,6 +262,7 @@ def init_multi_head(d_model: int, num_heads: int, d_head: int, *, d_value: int |
     >>> p.w_q.shape, p.w_o.shape
     ((2, 8, 4), (2, 4, 8))
     """
+    key = check_key("key", key)
     d_value = d_head if d_value is None else d_value
     d_model = check_int("d_model", d_model, minimum=1)
     num_heads = check_int("num_heads", num_heads, minimum=1)

@@ -58,6 +58,9 @@ import numpy as np
 
 from ._validation import as_array, check_int, check_real
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "hedge_probabilities",
     "hedge_regret_bound",

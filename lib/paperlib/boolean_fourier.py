@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_probability, check_real
+from ._validation import as_array, check_int, check_probability, check_real, check_rng
 
 __all__ = [
     "CONCENTRATION_CONSTANT",
@@ -275,7 +275,7 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     Parameters
     ----------
     weights : array_like, shape (n + 1,) or (R, n + 1)
-        Level weights of a {-1, 1}-valued function.
+        Level weights of a {-1, 1}-valued function: each row sums to 1 (Parseval), within ``1e-6``.
     delta : float
         Flip probability in ``[0, 1]``.
 
@@ -286,7 +286,8 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``delta`` is outside ``[0, 1]`` or ``weights`` is negative or not finite.
+        If ``delta`` is outside ``[0, 1]``, or ``weights`` is negative, not finite or has a row whose
+        sum differs from 1 by more than ``1e-6`` (not the weights of a {-1, 1}-valued function).
 
     Examples
     --------
@@ -294,6 +295,10 @@ def noise_sensitivity(weights, delta: float) -> np.ndarray:
     0.296875
     """
     w = _levels("weights", weights)
+    total = w.sum(axis=-1)
+    if np.any(np.abs(total - 1.0) > 1e-6):
+        worst = float(np.atleast_1d(total)[np.argmax(np.abs(np.atleast_1d(total) - 1.0))])
+        raise ValueError(f"weights must sum to 1 (Parseval, a {{-1, 1}}-valued function), got a sum of {worst:.6g}")
     delta = check_probability("delta", delta)
     k = np.arange(w.shape[-1])
     return 0.5 * (w @ (1.0 - (1.0 - 2.0 * delta) ** k))
@@ -412,6 +417,7 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
     ------
     ValueError
         On a bad ``n``, ``delta`` or ``num_pairs``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -419,6 +425,7 @@ def noise_sensitivity_mc(f, n: int, delta: float, *, num_pairs: int, rng: np.ran
     >>> abs(p - 0.25) < 4 * se  # a dictator flips exactly when its bit does
     True
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     delta = check_probability("delta", delta)
     num_pairs = check_int("num_pairs", num_pairs, minimum=2)
@@ -465,6 +472,7 @@ def noise_sensitivity_on(f, x, delta: float, *, rng: np.random.Generator) -> dic
     ------
     ValueError
         On a bad ``x`` or ``delta``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -472,6 +480,7 @@ def noise_sensitivity_on(f, x, delta: float, *, rng: np.random.Generator) -> dic
     >>> r["ns"], r["var"]
     (0.0, 1.0)
     """
+    rng = check_rng("rng", rng)
     x = as_array("x", x, ndim=2, dtype=np.float32)
     if not np.all(np.abs(x) == 1):
         raise ValueError("x must have entries in {-1, 1}")
@@ -511,6 +520,7 @@ def total_influence_mc(f, n: int, *, num_samples: int, rng: np.random.Generator)
     ------
     ValueError
         On a bad ``n`` or ``num_samples``, or if ``f`` returns the wrong shape.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -518,6 +528,7 @@ def total_influence_mc(f, n: int, *, num_samples: int, rng: np.random.Generator)
     >>> r["influence"], r["se"]
     (5.0, 0.0)
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     num_samples = check_int("num_samples", num_samples, minimum=2)
     x = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(num_samples, n))

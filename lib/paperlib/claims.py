@@ -46,11 +46,19 @@ import os
 import re
 from dataclasses import asdict, dataclass
 
-from ._validation import check_bool, check_int, check_real
+from ._validation import LINE_BREAKS, check_bool, check_int, check_real, check_single_line
 
 # The bad-input probe (tests/test_bad_input_probe.py) expects ValueError for NaN and inf; for a
 # measurement they are a *failed claim* instead (documented above), so those probes are exempt.
 _PROBE_EXEMPTIONS = {
+    "parse_claim_line": {
+        "line": {"line_separator": "a parser of any output text (tools/ledger.py scans every line): text "
+                                   "with an inner line break is not one claim line and returns None"},
+    },
+    "parse_verdict_line": {
+        "line": {"line_separator": "a parser of any output text (tools/ledger.py scans every line): text "
+                                   "with an inner line break is not one verdict line and returns None"},
+    },
     "check_claim": {
         "measured": {
             "nan": "a NaN measurement is a failed claim (FAIL, ClaimFailed), not bad input",
@@ -171,7 +179,8 @@ def check_claim(
     ----------
     claim : str
         The claim in words, e.g. ``"SC worst-case slope of n* vs Delta (Thm 3.1)"``. Must be
-        non-empty and must not contain ``|``.
+        non-empty, one line (no ``\\n``, ``\\r``, ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``,
+        ``\\u2028``, ``\\u2029``: every break ``str.splitlines`` splits on) and must not contain ``|``.
     measured : float
         The number the chapter measured. NaN always fails.
     kind : {"reproduction", "derived", "contrast", "sanity"}
@@ -201,7 +210,7 @@ def check_claim(
     ValueError
         If ``kind`` is not one of :data:`KINDS`, the arguments do not describe exactly one form of
         prediction, a tolerance is negative or not finite, ``low > high``, or ``claim`` is empty or
-        contains ``|``.
+        contains ``|`` or a line break.
 
     Examples
     --------
@@ -213,8 +222,9 @@ def check_claim(
         raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     if not isinstance(claim, str) or not claim.strip():
         raise ValueError("claim must be a non-empty string")
-    if "|" in claim or "\n" in claim:
-        raise ValueError(f"claim must not contain '|' or newlines, got {claim!r}")
+    if "|" in claim:
+        raise ValueError(f"claim must not contain '|', got {claim!r}")
+    check_single_line("claim", claim)
     if isinstance(measured, (bool, str, bytes, complex)) or _is_complex(measured):
         raise ValueError(f"measured must be a real number, got {measured!r}")
     try:
@@ -281,6 +291,8 @@ def check_claim(
 def parse_claim_line(line: str) -> ClaimResult | None:
     """Parse a line printed by :func:`check_claim`; return ``None`` if it is not one.
 
+    Text with a line break inside (any that ``str.splitlines`` splits on) is not one line: ``None``.
+
     Parameters
     ----------
     line : str
@@ -302,7 +314,10 @@ def parse_claim_line(line: str) -> ClaimResult | None:
     """
     if not isinstance(line, str):
         raise ValueError(f"line must be a string, got {type(line).__name__}")
-    m = CLAIM_LINE_RE.match(line.strip())
+    text = line.strip()
+    if any(c in text for c in LINE_BREAKS):  # several lines, not one claim line
+        return None
+    m = CLAIM_LINE_RE.match(text)
     if m is None:
         return None
     return ClaimResult(
@@ -367,7 +382,7 @@ def declare_verdict(verdict: str, *, missing: str) -> Verdict:
     ------
     ValueError
         If ``verdict`` is not one of :data:`VERDICTS` or ``missing`` is empty or contains ``|``
-        or a newline.
+        or a line break (any that ``str.splitlines`` splits on).
 
     Examples
     --------
@@ -378,8 +393,9 @@ def declare_verdict(verdict: str, *, missing: str) -> Verdict:
         raise ValueError(f"verdict must be one of {', '.join(map(repr, VERDICTS))}; got {verdict!r}")
     if not isinstance(missing, str) or not missing.strip():
         raise ValueError("missing must be a non-empty string (use '-' when nothing is missing)")
-    if "|" in missing or "\n" in missing:
-        raise ValueError(f"missing must not contain '|' or newlines, got {missing!r}")
+    if "|" in missing:
+        raise ValueError(f"missing must not contain '|', got {missing!r}")
+    check_single_line("missing", missing)
     result = Verdict(verdict=verdict, missing=missing.strip())
     print(result.line())
     record = os.environ.get(RECORD_ENV_VAR, "").strip()
@@ -391,6 +407,8 @@ def declare_verdict(verdict: str, *, missing: str) -> Verdict:
 
 def parse_verdict_line(line: str) -> Verdict | None:
     """Parse a line printed by :func:`declare_verdict`; return ``None`` if it is not one.
+
+    Text with a line break inside (any that ``str.splitlines`` splits on) is not one line: ``None``.
 
     Parameters
     ----------
@@ -413,7 +431,10 @@ def parse_verdict_line(line: str) -> Verdict | None:
     """
     if not isinstance(line, str):
         raise ValueError(f"line must be a string, got {type(line).__name__}")
-    m = VERDICT_LINE_RE.match(line.strip())
+    text = line.strip()
+    if any(c in text for c in LINE_BREAKS):  # several lines, not one verdict line
+        return None
+    m = VERDICT_LINE_RE.match(text)
     if m is None:
         return None
     return Verdict(verdict=m["verdict"], missing=m["missing"])

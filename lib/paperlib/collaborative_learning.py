@@ -40,11 +40,14 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import linalg
 
-from ._validation import check_int
+from ._validation import check_int, check_memory
 from .multi_agent_systems import (FiniteSystem, GaussianSystem, _check_rng, _check_system,
                                   _expectations, free_ride_system, heterogeneity, solutions, tv_system)
 from .multi_agent_systems import _strict_array as as_array  # refuses bool, str, complex too
 from .multi_agent_systems import _strict_real as check_real
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["METHODS", "simulate", "asymptotic_mse", "pooled_ratio", "affinity_grid"]
 
@@ -169,7 +172,9 @@ def simulate(system, *, steps: int, runs: int, alpha: float, t0: float | None = 
     Raises
     ------
     ValueError
-        On a malformed system, systems of different shapes, or bad sizes and steps.
+        On a malformed system, systems of different shapes, or bad sizes and steps, or when the float32
+        noise drawn up front (``4 * systems * steps * runs * n`` bytes, ``* d`` for a Gaussian system)
+        would exceed :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Notes
     -----
@@ -202,8 +207,12 @@ def simulate(system, *, steps: int, runs: int, alpha: float, t0: float | None = 
     if steps % record_every:
         raise ValueError(f"steps ({steps}) must be a multiple of record_every ({record_every})")
     rng = _check_rng(rng)
-    f32 = lambda *arrays: jnp.asarray(np.stack(arrays), dtype=jnp.float32)
     n, d = systems[0].theta.shape
+    # the float32 noise of every step and run is drawn up front: refuse it before drawing
+    per_draw = n if isinstance(systems[0], FiniteSystem) else n * d
+    check_memory("steps * runs", 4 * len(systems) * steps * runs * per_draw,
+                 what=f"the float32 noise of {len(systems)} system(s) x steps x runs (steps={steps}, runs={runs})")
+    f32 = lambda *arrays: jnp.asarray(np.stack(arrays), dtype=jnp.float32)
     if isinstance(systems[0], FiniteSystem):
         kind = "finite"
         arrays = (f32(*[s.A for s in systems]), f32(*[s.Phi for s in systems]),

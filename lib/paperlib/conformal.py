@@ -40,7 +40,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import bandits
-from ._validation import as_array, check_int, check_probability, check_real
+from ._validation import as_array, check_int, check_probability, check_real, check_rng
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "threshold_grid",
@@ -342,6 +345,7 @@ def online_conformal_bandit(table, *, lam, eta, gamma, beta=0.0, unlock=True, rn
     ------
     ValueError
         If ``table`` is not a CoverageTable, ``unlock`` is not a bool, or a parameter is invalid.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     References
     ----------
@@ -358,6 +362,7 @@ def online_conformal_bandit(table, *, lam, eta, gamma, beta=0.0, unlock=True, rn
     >>> run.arms.shape
     (500,)
     """
+    rng = check_rng("rng", rng)
     if not isinstance(table, CoverageTable):
         raise ValueError(f"table must be a CoverageTable (from coverage_table), got {type(table).__name__}")
     if not isinstance(unlock, bool):

@@ -32,6 +32,9 @@ from . import bandits
 from ._validation import as_array, check_int, check_probability, check_real
 from .conformal import CoverageTable, _check_rng, _graphs
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "synthetic_stream",
     "reactive_bandit_run",

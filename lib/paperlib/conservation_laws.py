@@ -33,6 +33,9 @@ from scipy.integrate import solve_ivp
 from ._validation import as_array, check_int, check_option, check_real
 from .relu_dag import ACTIVATIONS, LOSSES, _check_data, _check_net, _check_theta, _loss, _vg_fn
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "FlowResult",
     "incidence_hidden",

@@ -23,9 +23,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real, is_traced
+from ._validation import as_array, check_int, check_key, check_real, is_traced
 from .implicit_models import fixed_point
 from .training import TrainResult, train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["capped_operator_init", "capped_operator", "fit_capped_operator"]
 
@@ -56,6 +59,7 @@ def capped_operator_init(key, width: int = 32) -> dict:
     ------
     ValueError
         If ``width`` is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -63,6 +67,7 @@ def capped_operator_init(key, width: int = 32) -> dict:
     >>> sorted(p), p["w_y"].shape
     (['b', 'b_out', 'skip', 'w_out', 'w_x', 'w_y'], (8,))
     """
+    key = check_key("key", key)
     width = check_int("width", width, minimum=1)
     w_y, w_x, b, w_out = _tanh_layer_init(key, width, (1.0, 1.0, 1.0, 0.1 / np.sqrt(width)))
     return {"w_y": w_y, "w_x": w_x, "b": b, "w_out": w_out, "b_out": jnp.zeros(()), "skip": jnp.ones(())}
@@ -155,6 +160,7 @@ def fit_capped_operator(x, target, *, key, lip_x: float, y_scale: float, width: 
     ------
     ValueError
         On wrong shapes, non-finite values, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -163,6 +169,7 @@ def fit_capped_operator(x, target, *, key, lip_x: float, y_scale: float, width: 
     >>> bool(res.losses[-1] < 1e-3)
     True
     """
+    key = check_key("key", key)
     x = jnp.asarray(as_array("x", x, ndim=1))
     target = jnp.asarray(as_array("target", target, shape=x.shape))
     lip_x = check_real("lip_x", lip_x, minimum=0.0, strict_min=True)

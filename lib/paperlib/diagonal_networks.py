@@ -45,7 +45,7 @@ from sklearn.linear_model import lars_path, lasso_path
 
 from . import fitting
 from . import state_evolution as _se
-from ._validation import check_int
+from ._validation import check_int, check_rng
 from ._validation import check_real as _check_real
 from .state_evolution import _real as as_array  # as_array that also rejects booleans
 from .state_evolution import _reject_bool
@@ -55,6 +55,9 @@ def check_real(name, value, **kwargs):
     """``_validation.check_real`` that also rejects booleans (``True`` is not a weight decay)."""
     _reject_bool(name, value)
     return _check_real(name, value, **kwargs)
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "power_law_teacher",
@@ -78,6 +81,15 @@ __all__ = [
     "plateau_end",
     "rank_slope",
 ]
+
+_CLOSED_FORM_N = ("a sample size in a closed-form float64 formula (no allocation, no jit): "
+                  "a count past 2**31 is valid")
+_PROBE_EXEMPTIONS = {
+    "lasso_penalty": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "weight_decay_from_penalty": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "network_state_evolution": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+    "network_state_evolution_optimal": {"n": {"int_past_int32": _CLOSED_FORM_N}},
+}
 
 
 def _sizes(name, value):
@@ -937,12 +949,14 @@ def plateau_end(theta, n_max: int, weight_decays, *, noise_var: float, rng: np.r
     ------
     ValueError
         If an input is malformed.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
     >>> plateau_end(power_law_teacher(50), 400, [1.0, 20.0], noise_var=1.0, rng=np.random.default_rng(0)).tolist()
     [7, 152]
     """
+    rng = check_rng("rng", rng)
     theta = as_array("theta", theta, ndim=1, min_size=1)
     n_max = check_int("n_max", n_max, minimum=1)
     lam = as_array("weight_decays", weight_decays, ndim=1, min_size=1)

@@ -17,8 +17,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._validation import as_array, check_bool, check_int, check_real, is_traced
+from ._validation import as_array, check_bool, check_int, check_key, check_real, check_rng, is_traced
 from .mlp import mlp_apply, mlp_init
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "empirical_score",
@@ -129,6 +132,7 @@ def sample_noised(data, t, size, *, rng):
     ------
     ValueError
         If ``data`` is not ``(n, d)`` and finite, ``t < 0`` or ``size < 1``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -136,6 +140,7 @@ def sample_noised(data, t, size, *, rng):
     >>> sample_noised(np.array([[2.0, 0.0]]), 0.0, 3, rng=np.random.default_rng(0)).tolist()
     [[2.0, 0.0], [2.0, 0.0], [2.0, 0.0]]
     """
+    rng = check_rng("rng", rng)
     data = as_array("data", data, ndim=2, min_size=1)
     t = check_real("t", t, minimum=0.0)
     size = check_int("size", size, minimum=1)
@@ -264,6 +269,7 @@ def init_score_mlp(key, *, dim: int, width: int = 128, depth: int = 2):
     ------
     ValueError
         If ``dim``, ``width`` or ``depth`` is not an integer ``>= 1``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -271,6 +277,7 @@ def init_score_mlp(key, *, dim: int, width: int = 128, depth: int = 2):
     >>> [W.shape for W, b in init_score_mlp(jax.random.key(0), dim=2, width=8)]
     [(3, 8), (8, 8), (8, 2)]
     """
+    key = check_key("key", key)
     dim = check_int("dim", dim, minimum=1)
     width = check_int("width", width, minimum=1)
     depth = check_int("depth", depth, minimum=1)
@@ -350,6 +357,7 @@ def dsm_loss(
     ValueError
         For concrete (untraced) arguments: ``data`` not ``(n, d)`` and finite, ``lam < 0``,
         ``batch < 1``, not ``0 < t_min < t_max``, or ``n_data`` not an integer in ``[1, n]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -359,6 +367,7 @@ def dsm_loss(
     >>> loss.shape, bool(loss > 0)
     ((), True)
     """
+    key = check_key("key", key)
     if not is_traced(data):
         as_array("data", data, ndim=2, min_size=1)
     if n_data is None:

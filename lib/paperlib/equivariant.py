@@ -29,6 +29,9 @@ import optax
 from ._validation import as_array, check_int, check_real, is_traced
 from .training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "LAYER_SPACES",
     "init_network",

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_array, check_bool, check_int, check_real
+from ._validation import as_array, check_bool, check_int, check_memory, check_real
 from .markov_economies import (ExchangeEconomy, _bounds, _box, _check_econ, _continuation_slope,
                                _solve_values)
 
@@ -228,8 +228,9 @@ def init_generator(econ: ExchangeEconomy, *, width=16, runs=1, price_spread=1.0,
     Raises
     ------
     ValueError
-        If ``width`` or ``runs`` is not a positive integer, ``price_spread`` is not positive or
-        ``rng`` is not a numpy Generator.
+        If ``width`` or ``runs`` is not a positive integer, ``price_spread`` is not positive,
+        ``rng`` is not a numpy Generator, or the parameters of ``runs`` networks would exceed
+        :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -245,6 +246,8 @@ def init_generator(econ: ExchangeEconomy, *, width=16, runs=1, price_spread=1.0,
     _check_rng(rng)
     S = len(econ.endowment)
     sizes = (S + 1, width, width, 1)
+    check_memory("runs", 2 * 8 * runs * (S + sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))),
+                 what=f"float64 parameters of two batches of {runs} networks of width {width}")
     gen = {"price_logit": rng.uniform(-spread, spread, (runs, S)), "net": _mlp_init(rng, sizes, runs)}
     return gen, _mlp_init(rng, sizes, runs)
 

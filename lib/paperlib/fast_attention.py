@@ -49,7 +49,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ._fast_attention_kernels import _boxes, _leaf_moments, _row_max, _shift_moments, _traverse, _widest_axis
-from ._validation import as_array, check_bool, check_int, check_option, check_real
+from ._validation import as_array, check_bool, check_int, check_memory, check_option, check_real
 
 __all__ = [
     "KeyTree",
@@ -86,7 +86,9 @@ def multi_indices(d: int, p: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``d < 1`` or ``p < 0``.
+        If ``d < 1`` or ``p < 0``, or the ``(p + 1)**d``-row grid the indices are drawn from would exceed
+        :func:`paperlib._validation.memory_limit` (8 GiB by default; ``d = 10`` with ``p = 24`` needs
+        about 14,000 TiB).
 
     Examples
     --------
@@ -95,10 +97,25 @@ def multi_indices(d: int, p: int) -> np.ndarray:
     """
     d = check_int("d", d, minimum=1)
     p = check_int("p", p, minimum=0)
+    _check_table_memory(d, p)
     grids = np.stack(np.meshgrid(*([np.arange(p + 1)] * d), indexing="ij"), -1).reshape(-1, d)
     grids = grids[grids.sum(1) <= p]
     order = np.lexsort((*grids.T[::-1], grids.sum(1)))
     return grids[order]
+
+
+def _check_table_memory(d: int, p: int) -> None:
+    """Refuse ``(d, p)`` whose multi-index grid (``(p+1)**d`` rows, built twice) exceeds the memory limit."""
+    name = f"d={d} with p={p}" if d > 1 else f"p={p} with d={d}"
+    log2_rows = d * math.log2(p + 1)  # in logs first: (p+1)**d itself is too slow to form for huge d
+    if log2_rows > 80:
+        check_memory(name, math.inf, what=f"the (p+1)**d = 2**{log2_rows:.4g}-row grid of multi-indices")
+    check_memory(name, 2 * d * 8 * (p + 1) ** d,
+                 what=f"the (p+1)**d = {(p + 1) ** d:.3g}-row grid of multi-indices")
+
+
+def _n_alpha(d: int, p: int) -> int:
+    return math.comb(p + d, d)
 
 
 def monomials(X, A) -> np.ndarray:
@@ -289,7 +306,9 @@ def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
     Raises
     ------
     ValueError
-        On wrong shapes, non-finite entries or bad sizes.
+        On wrong shapes, non-finite entries or bad sizes, or when the padded keys (``leaf * 2**depth``
+        rows), the multi-index table or the node moments would exceed
+        :func:`paperlib._validation.memory_limit` (8 GiB by default), naming ``leaf`` or ``p``.
 
     Examples
     --------
@@ -307,6 +326,10 @@ def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
     n, d = K.shape
     depth = max(0, math.ceil(math.log2(max(n / leaf, 1.0))))
     N = leaf * 2**depth
+    check_memory("leaf", 8 * N * (d + V.shape[1] + 2), what=f"{N} padded keys and values (N = leaf * 2**depth)")
+    _check_table_memory(d, p)
+    check_memory("p", 8 * (2 * 2**depth - 1) * (V.shape[1] + 1) * _n_alpha(d, p),
+                 what="the moments of every tree node")
     keys = np.concatenate([K, np.repeat(K[-1:], N - n, 0)])
     vals = np.concatenate([np.hstack([V, np.ones((n, 1))]), np.zeros((N - n, V.shape[1] + 1))])
     perm = np.arange(N)
@@ -468,7 +491,8 @@ def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
     Raises
     ------
     ValueError
-        On wrong shapes, non-finite entries or ``p < 0``.
+        On wrong shapes, non-finite entries or ``p < 0``, or when the multi-indices or monomials of
+        degree ``p`` would exceed :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -480,6 +504,8 @@ def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
     Q = as_array("Q", Q, ndim=2, shape=(None, K.shape[1]))
     V = as_array("V", V, ndim=2, shape=(K.shape[0], None))
     p = check_int("p", p, minimum=0)
+    _check_table_memory(K.shape[1], p)
+    check_memory("p", 8 * (Q.shape[0] + K.shape[0]) * _n_alpha(K.shape[1], p), what="the monomials of Q and K")
     A, _, _, inv_fact, _ = _tables(K.shape[1], p)
     S = monomials(K, A).T @ np.hstack([V, np.ones((K.shape[0], 1))])
     num = (monomials(Q, A) * inv_fact) @ S
@@ -532,8 +558,9 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
     Raises
     ------
     ValueError
-        On a non-positive size or bound, an unknown layout, ``layout="band"`` with ``d < 2``, or an
-        ``rng`` that is not a Generator.
+        On a non-positive size or bound, an unknown layout, ``layout="band"`` with ``d < 2``, an
+        ``rng`` that is not a Generator, or ``n * d`` too large for
+        :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -545,6 +572,7 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
     d = check_int("d", d, minimum=1)
     B = check_real("B", B, minimum=0.0, strict_min=True)
     layout = check_option("layout", layout, _LAYOUTS)
+    check_memory("n", 8 * 4 * n * d, what="the arrays Q and K of shape (n, d)")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if layout == "band" and d < 2:

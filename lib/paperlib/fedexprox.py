@@ -42,6 +42,14 @@ from ._validation import as_array, check_int, check_real
 from .moreau import (_clients, _envelope_hessian, _gamma, _top_nonzero, local_steps, sampled_smoothness,
                      theory_rounds)
 
+_PROBE_EXEMPTIONS = {
+    "count_rounds": {
+        "max_rounds": {"int_past_int32": "a cap on the count, never allocated or passed to jit (binary lifting "
+                                         "needs log2(max_rounds) matrix squarings); the default is 2**40, "
+                                         "the limit 2**63 - 1"},
+    },
+}
+
 __all__ = [
     "prox_quadratic",
     "local_gd_prox",
@@ -243,6 +251,29 @@ def _sq_dist(x, basis):
     return np.sum((basis.T @ x) ** 2, axis=0)
 
 
+_PRECONDITION_TOL = 1e-6
+
+
+def _check_round_map(T, basis):
+    """The preconditions of :func:`count_rounds`: symmetric contraction ``T``, orthonormal ``basis``."""
+    asym = float(np.max(np.abs(T - T.T)))
+    if asym > _PRECONDITION_TOL * max(1.0, float(np.max(np.abs(T)))):
+        raise ValueError(f"T must be symmetric (the round map of a symmetric problem), got max|T - T^T| = {asym:.3g}")
+    eig = np.linalg.eigvalsh(0.5 * (T + T.T))
+    if eig[0] < -1.0 - _PRECONDITION_TOL or eig[-1] > 1.0 + _PRECONDITION_TOL:
+        raise ValueError(f"T must be a contraction (eigenvalues in [-1, 1]), got eigenvalues in "
+                         f"[{eig[0]:.6g}, {eig[-1]:.6g}]")
+    _check_orthonormal(basis)
+
+
+def _check_orthonormal(basis):
+    """``basis`` (d, r) must have orthonormal columns: ``max|B^T B - I| <= 1e-6``."""
+    gram = basis.T @ basis
+    off = float(np.max(np.abs(gram - np.eye(gram.shape[0]))))
+    if off > _PRECONDITION_TOL:
+        raise ValueError(f"basis must have orthonormal columns (max|B^T B - I| <= {_PRECONDITION_TOL}), got {off:.3g}")
+
+
 def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     r"""Smallest :math:`K` with :math:`\max_b \|P x_K^{(b)}\|^2 / \|P x_0^{(b)}\|^2 \le \varepsilon`, :math:`x_K = T^K x_0`.
 
@@ -253,15 +284,16 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     Parameters
     ----------
     T : array_like, shape (d, d)
-        One round's linear map.
+        One round's linear map: symmetric (``max|T - T^T| <= 1e-6 max(1, max|T|)``) and a contraction
+        (eigenvalues in ``[-1 - 1e-6, 1 + 1e-6]``), as the count relies on both.
     x0 : array_like, shape (d, B)
         Starting points, each with a non-zero range component.
     eps : float
         Target in (0, 1).
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range.
+        Orthonormal basis of the range: ``max|B^T B - I| <= 1e-6``.
     max_rounds : int, default 2**40
-        Give up above this.
+        Give up above this; at most ``2**63 - 1`` (it is only compared with, never allocated).
 
     Returns
     -------
@@ -270,8 +302,9 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     Raises
     ------
     ValueError
-        On bad shapes, a start without range component, ``eps`` outside (0, 1), or when ``max_rounds``
-        rounds do not reach the target.
+        On bad shapes, a ``T`` that is not symmetric or not a contraction, a ``basis`` that is not
+        orthonormal (tolerances above), a start without range component, ``eps`` outside (0, 1), or when
+        ``max_rounds`` rounds do not reach the target.
 
     Examples
     --------
@@ -285,7 +318,8 @@ def count_rounds(T, x0, *, eps, basis, max_rounds=2**40) -> int:
     x0 = as_array("x0", x0, shape=(d, None), min_size=1)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
-    max_rounds = check_int("max_rounds", max_rounds, minimum=1)
+    max_rounds = check_int("max_rounds", max_rounds, minimum=1, limit=2**63 - 1)
+    _check_round_map(T, basis)
     d0 = _sq_dist(x0, basis)
     if np.any(d0 <= 0):
         raise ValueError("x0 must have a non-zero component in the range of basis")
@@ -407,7 +441,7 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     eps : float
         Target in (0, 1): stop a start once its squared distance has shrunk ``eps``-fold.
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range.
+        Orthonormal basis of the range: ``max|B^T B - I| <= 1e-6``.
     tol : float
         Relative tolerance on the subproblem gradient, in (0, 1).
     max_rounds : int, default 100000
@@ -422,7 +456,8 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     Raises
     ------
     ValueError
-        On bad input, or when a start does not reach the target within ``max_rounds`` rounds.
+        On bad input, a ``basis`` whose columns are not orthonormal (``max|B^T B - I| > 1e-6``), or
+        when a start does not reach the target within ``max_rounds`` rounds.
 
     Notes
     -----
@@ -441,6 +476,7 @@ def tolerance_run(As, x0, gamma, *, eps, basis, tol, max_rounds=100_000) -> dict
     x = as_array("x0", x0, shape=(d, None), min_size=1).copy()
     gamma = _gamma(gamma)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
+    _check_orthonormal(basis)
     eps = check_real("eps", eps, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     tol = check_real("tol", tol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     max_rounds = check_int("max_rounds", max_rounds, minimum=1)
@@ -494,7 +530,7 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     rounds : int
         Number of rounds, >= 1.
     basis : array_like, shape (d, r)
-        Orthonormal basis of the range (distance = norm of the projection).
+        Orthonormal basis of the range (distance = norm of the projection): ``max|B^T B - I| <= 1e-6``.
     rule : {"constant", "grads", "stops"}, default "constant"
     alpha : float, optional
         Constant extrapolation (``rule="constant"`` only).
@@ -511,7 +547,8 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     Raises
     ------
     ValueError
-        On bad input, an unknown ``rule``, ``alpha`` with an adaptive rule, or a missing ``rng``.
+        On bad input, a ``basis`` whose columns are not orthonormal (``max|B^T B - I| > 1e-6``), an
+        unknown ``rule``, ``alpha`` with an adaptive rule, or a missing ``rng``.
 
     Examples
     --------
@@ -526,6 +563,7 @@ def run_fedexprox(As, x0, gamma, *, rounds, basis, rule="constant", alpha=None, 
     gamma = _gamma(gamma)
     rounds = check_int("rounds", rounds, minimum=1)
     basis = as_array("basis", basis, shape=(d, None), min_size=1)
+    _check_orthonormal(basis)
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     S = n if sample_size is None else check_int("sample_size", sample_size, minimum=1, maximum=n)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from ._validation import as_array, check_int, check_real
+from ._validation import as_array, check_int, check_memory, check_real
 
 __all__ = [
     "largest_component",
@@ -199,7 +199,8 @@ def contextual_sbm(N: int, K: int, avg_degree: float, h: float, d: int, mu: floa
     Raises
     ------
     ValueError
-        On invalid sizes or probabilities above one.
+        On invalid sizes or probabilities above one, or when the dense ``N x N`` draw (about
+        ``18 N**2`` bytes) would exceed :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -214,6 +215,8 @@ def contextual_sbm(N: int, K: int, avg_degree: float, h: float, d: int, mu: floa
     d = check_int("d", d, minimum=1)
     mu = check_real("mu", mu, minimum=0.0)
     rng = _check_rng(rng)
+    # P and U (float64) and two boolean N x N masks, before the sparse matrix: estimated before any of them
+    check_memory("N", N * N * (8 + 8 + 1 + 1) + 8 * N * d, what="the dense N x N edge draw")
     y = np.arange(N) % K
     size = N / K
     p_in = h * avg_degree / (size - 1)

@@ -37,6 +37,9 @@ import numpy as np
 
 from ._validation import as_array, check_int, check_option, check_real, is_traced
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "picard_iterates",
     "fixed_point",

@@ -47,6 +47,9 @@ from ._validation import as_array, check_bool, check_int, check_real
 from .in_context_hedge import _layout
 from .self_correction import TIE_TOLERANCE
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["ExpertsWeights", "experts_transformer_weights", "experts_prompt", "experts_transformer_forward",
            "experts_transformer_session", "near_ties"]
 

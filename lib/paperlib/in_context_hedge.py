@@ -50,6 +50,9 @@ from . import attention
 from ._validation import as_array, check_bool, check_int, check_real
 from .self_correction import TIE_TOLERANCE
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "TransformerWeights",
     "slot_names",

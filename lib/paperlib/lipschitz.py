@@ -33,8 +33,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real, is_traced
+from ._validation import as_array, check_int, check_key, check_real, is_traced
 from .training import TrainResult, train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "grid_lipschitz",
@@ -297,12 +300,14 @@ def capped_mlp_init(key, width: int = 32) -> dict:
     ------
     ValueError
         If ``width`` is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
     >>> sorted(capped_mlp_init(jax.random.key(0), 4))
     ['b', 'b_out', 'w_in', 'w_out']
     """
+    key = check_key("key", key)
     width = check_int("width", width, minimum=1)
     w_in, b, w_out = (s * jax.random.normal(k, (width,))
                       for k, s in zip(jax.random.split(key, 3), (5.0, 2.0, 1.0 / np.sqrt(width))))
@@ -370,6 +375,7 @@ def fit_capped_mlp(x, target, *, key, lip: float, width: int = 32, steps: int = 
     ------
     ValueError
         On wrong shapes, non-finite values, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -378,6 +384,7 @@ def fit_capped_mlp(x, target, *, key, lip: float, width: int = 32, steps: int = 
     >>> bool(res.losses[-1] < 1e-3)
     True
     """
+    key = check_key("key", key)
     x = jnp.asarray(as_array("x", x, ndim=1))
     target = jnp.asarray(as_array("target", target, shape=x.shape))
     lip = check_real("lip", lip, minimum=0.0, strict_min=True)

@@ -37,6 +37,9 @@ from ._validation import as_array, check_int, check_option, check_real
 from .adaptive_kernels import _moments
 from .training import train
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = ["train_linear_network", "train_network"]
 
 

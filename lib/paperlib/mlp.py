@@ -14,7 +14,10 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
-from ._validation import as_array, check_bool, check_int, is_traced
+from ._validation import as_array, check_bool, check_int, check_key, is_traced
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["mlp_init", "mlp_apply", "mlp_flops"]
 
@@ -47,6 +50,7 @@ def mlp_init(key, sizes: Sequence[int]):
     ------
     ValueError
         If fewer than two sizes are given or a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -55,6 +59,7 @@ def mlp_init(key, sizes: Sequence[int]):
     >>> [W.shape for W, b in params]
     [(3, 16), (16, 1)]
     """
+    key = check_key("key", key)
     return _mlp_init(key, _check_sizes(sizes))
 
 

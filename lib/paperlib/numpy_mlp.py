@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_real
+from ._validation import as_array, check_int, check_memory, check_real
 from .functional_scaling import _one_blas_thread
 
 __all__ = ["MLPSwitchRuns", "mlp_init_numpy", "mlp_sgd_step", "mlp_switch_runs"]
@@ -57,7 +57,8 @@ def mlp_init_numpy(d_in, width, n_out, runs, *, rng):
     Raises
     ------
     ValueError
-        If a size is not a positive integer or ``rng`` is not a numpy Generator.
+        If a size is not a positive integer or ``rng`` is not a numpy Generator, or the weights of
+        ``runs`` networks would exceed :func:`paperlib._validation.memory_limit` (8 GiB by default).
 
     Examples
     --------
@@ -70,6 +71,8 @@ def mlp_init_numpy(d_in, width, n_out, runs, *, rng):
     runs = check_int("runs", runs, minimum=1)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_memory("runs", 8 * runs * (d_in * width + width + width * n_out + n_out),
+                 what=f"float64 weights of {runs} network(s) of width {width}")
     return (rng.standard_normal((runs, d_in, width)) * np.sqrt(2.0 / d_in), np.zeros((runs, width)),
             rng.standard_normal((runs, width, n_out)) * np.sqrt(2.0 / width), np.zeros((runs, n_out)))
 

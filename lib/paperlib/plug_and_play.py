@@ -27,9 +27,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_option, check_real, is_traced
+from ._validation import as_array, check_int, check_key, check_option, check_real, is_traced
 from .implicit_models import fixed_point
 from .training import TrainResult, train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["gaussian_blur", "pnp_operator", "spectral_filter", "linear_response", "fit_deblurring", "psnr"]
 
@@ -275,6 +278,7 @@ def fit_deblurring(images, blur, *, key, model: str, noise: float, steps: int = 
     ------
     ValueError
         On wrong shapes, an unknown ``model``, or non-positive sizes and rates.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -284,6 +288,7 @@ def fit_deblurring(images, blur, *, key, model: str, noise: float, steps: int = 
     >>> bool(res.losses[-1] < res.losses[0])
     True
     """
+    key = check_key("key", key)
     images = jnp.asarray(as_array("images", images, ndim=2), dtype=jnp.float32)
     matrix, eigenvalues, basis = (jnp.asarray(as_array("blur", b), dtype=jnp.float32) for b in blur)
     if basis.shape != (images.shape[1],) * 2:

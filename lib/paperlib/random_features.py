@@ -37,8 +37,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real
+from ._validation import as_array, check_int, check_key, check_real, check_rng
 from .training import train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "ACTIVATIONS",
@@ -149,6 +152,7 @@ def sample_sphere(n: int, d: int, *, key=None, rng=None):
     ValueError
         If ``n`` or ``d`` is not a positive integer, or not exactly one valid source of randomness
         is given.
+        Also if ``key`` is not a JAX PRNG key or ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -158,6 +162,10 @@ def sample_sphere(n: int, d: int, *, key=None, rng=None):
     >>> sample_sphere(2, 9, rng=np.random.default_rng(0)).shape
     (2, 9)
     """
+    if key is not None:
+        key = check_key("key", key)
+    if rng is not None:
+        rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     d = check_int("d", d, minimum=1)
     if _check_source(key, rng) == "key":
@@ -193,6 +201,7 @@ def random_feature_weights(p: int, d: int, *, key=None, rng=None):
     ValueError
         If ``p`` or ``d`` is not a positive integer, or not exactly one valid source of randomness
         is given.
+        Also if ``key`` is not a JAX PRNG key or ``rng`` is not a numpy.random.Generator.
 
     References
     ----------
@@ -207,6 +216,10 @@ def random_feature_weights(p: int, d: int, *, key=None, rng=None):
     >>> type(V).__name__, round(float(np.var(V)) * 4, 1)
     ('ndarray', 1.0)
     """
+    if key is not None:
+        key = check_key("key", key)
+    if rng is not None:
+        rng = check_rng("rng", rng)
     p = check_int("p", p, minimum=1)
     d = check_int("d", d, minimum=1)
     if _check_source(key, rng) == "key":

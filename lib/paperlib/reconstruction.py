@@ -46,6 +46,9 @@ from scipy.optimize import linear_sum_assignment
 from ._validation import as_array, check_int, check_real
 from .random_features import _act, _act_derivative, _check_activation, _check_key
 
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
+
 __all__ = [
     "OUTCOMES",
     "Reconstruction",

@@ -25,9 +25,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real
+from paperlib._validation import as_array, check_int, check_key, check_real, check_rng
 from paperlib.attention import MultiHeadParams, init_multi_head, multi_head_attention
 from paperlib.training import train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "retrieval_target",
@@ -136,6 +139,7 @@ def sample_retrieval(key, batch: int, seq_len: int, num_retrievals: int, *, num_
     ------
     ValueError
         On non-positive sizes or ``num_pairs < num_retrievals``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -143,6 +147,7 @@ def sample_retrieval(key, batch: int, seq_len: int, num_retrievals: int, *, num_
     >>> x.shape, y.shape
     ((2, 3, 4), (2,))
     """
+    key = check_key("key", key)
     check_int("batch", batch, minimum=1)
     check_int("seq_len", seq_len, minimum=1)
     check_int("num_retrievals", num_retrievals, minimum=1)
@@ -219,12 +224,15 @@ def token_bottleneck_nmse(num_heads: int, num_retrievals: int, seq_len: int, *, 
     ------
     ValueError
         On non-positive sizes.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
     >>> round(token_bottleneck_nmse(1, 2, 4, n_samples=2000, rng=np.random.default_rng(0)), 3)
     0.595
     """
+    if rng is not None:
+        rng = check_rng("rng", rng)
     h = check_int("num_heads", num_heads, minimum=1)
     d = check_int("num_retrievals", num_retrievals, minimum=1)
     t = check_int("seq_len", seq_len, minimum=1)
@@ -317,6 +325,7 @@ def init_transformer(input_dim: int, *, d_model: int = 32, num_heads: int = 4, d
     ------
     ValueError
         If a size is not a positive integer.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -324,6 +333,7 @@ def init_transformer(input_dim: int, *, d_model: int = 32, num_heads: int = 4, d
     >>> params.w_embed.shape, params.attention.w_q.shape
     ((4, 8), (2, 8, 4))
     """
+    key = check_key("key", key)
     for name, v in (("input_dim", input_dim), ("d_model", d_model), ("num_heads", num_heads),
                     ("d_head", d_head), ("d_ff", d_ff)):
         check_int(name, v, minimum=1)
@@ -502,6 +512,7 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     ------
     ValueError
         On empty or out-of-range ``retrievals``/``head_counts`` or non-positive sizes.
+        Also if ``key`` is not a JAX PRNG key.
 
     See Also
     --------
@@ -514,6 +525,7 @@ def train_head_grid(retrievals, head_counts, num_seeds: int, *, seq_len: int, d_
     >>> res.num_retrievals.tolist(), res.num_heads.tolist(), res.nmse.shape
     ([1], [1], (1,))
     """
+    key = check_key("key", key)
     return _run_grids([_prepare_grid(retrievals, head_counts, num_seeds, seq_len, d_model, max_heads, d_head,
                                      d_ff, steps, batch, learning_rate, n_test, key)])[0]
 

@@ -14,6 +14,25 @@ import numpy as np
 
 __all__ = ["SEED_ENV_VAR", "chapter_seed", "numpy_rng", "jax_key"]
 
+_PROBE_EXEMPTIONS = {
+    "numpy_rng": {
+        "seed": {
+            "int_past_int32": "numpy's SeedSequence takes any non-negative int: a seed past 2**31 is a valid seed",
+            "int_past_float": "numpy's SeedSequence takes any non-negative int (10**400 is a valid seed; "
+                              "-10**400 is refused as negative)",
+        },
+    },
+    "jax_key": {
+        "seed": {"int_past_int32": "seeds up to 2**32 - 1 are valid uint32 seeds; from 2**32 on they are refused"},
+    },
+    "chapter_seed": {
+        "default": {
+            "int_past_int32": "returns the seed unchanged: numpy takes any non-negative int, jax_key refuses >= 2**32",
+            "int_past_float": "returns the seed unchanged: numpy takes any non-negative int, jax_key refuses >= 2**32",
+        },
+    },
+}
+
 SEED_ENV_VAR = "BOOK_SEED"
 
 
@@ -83,7 +102,9 @@ def jax_key(seed: int):
     Raises
     ------
     ValueError
-        If ``seed`` is not a non-negative integer.
+        If ``seed`` is not a non-negative integer, or is ``2**32`` or more: without x64, JAX keeps only
+        its low 32 bits (``jax.random.key(2**40)`` equals ``jax.random.key(0)``), and past ``2**63`` it
+        raises an OverflowError.
 
     Examples
     --------
@@ -92,6 +113,9 @@ def jax_key(seed: int):
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if seed > 2**32 - 1:
+        raise ValueError(f"seed must be below 2**32 (JAX keeps only the low 32 bits of a seed without x64), "
+                         f"got {seed if seed < 2**96 else f'an integer of {int(seed).bit_length()} bits'}")
     import jax
 
     return jax.random.key(int(seed))

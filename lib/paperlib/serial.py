@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real, is_traced
+from paperlib._validation import as_array, check_int, check_key, check_real, is_traced
 from paperlib.mlp import mlp_apply, mlp_flops, mlp_init  # noqa: F401  (re-exported: part of this module's API)
 from paperlib.training import train
 
@@ -42,6 +42,9 @@ _PROBE_EXEMPTIONS = {
     "centre_trajectory": {"x": {"array_rank": _CELLS}},
     "light_cone_label": {"x": {"array_rank": _CELLS}},
 }
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "rule_table",
@@ -292,6 +295,7 @@ def make_batch(key, batch: int, width: int, depth: int, rule: int = 110):
     ------
     ValueError
         If ``batch < 1``, ``width`` is even or below 3, or ``depth`` is not in ``[1, (width - 1) // 2]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -299,6 +303,7 @@ def make_batch(key, batch: int, width: int, depth: int, rule: int = 110):
     >>> x.shape, labels.shape
     ((2, 5), (2, 2))
     """
+    key = check_key("key", key)
     batch = check_int("batch", batch, minimum=1)
     width = check_int("width", width, minimum=3)
     if width % 2 == 0:
@@ -357,6 +362,7 @@ def train_local_rule(key, *, hidden: int = 16, steps: int = 300, batch: int = 25
     ------
     ValueError
         If ``hidden``, ``batch`` or ``steps`` is not a positive integer, or ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -364,6 +370,7 @@ def train_local_rule(key, *, hidden: int = 16, steps: int = 300, batch: int = 25
     >>> losses.shape, [w.shape for w, _ in params]
     ((5,), [(3, 4), (4, 1)])
     """
+    key = check_key("key", key)
     check_int("hidden", hidden, minimum=1)
     check_int("steps", steps, minimum=1)
     check_int("batch", batch, minimum=1)
@@ -569,6 +576,7 @@ def train_oneshot(key, depths, *, width: int = 33, hidden: int = 128, layers: in
     ValueError
         If ``width`` is even, a depth is out of range, a size is not a positive integer, or
         ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -577,6 +585,7 @@ def train_oneshot(key, depths, *, width: int = 33, hidden: int = 128, layers: in
     >>> losses.shape, params[0][0].shape
     ((2, 2), (2, 5, 2))
     """
+    key = check_key("key", key)
     return _train_vmapped(key, depths, "oneshot", width=width, hidden=hidden, layers=layers,
                           steps=steps, batch=batch, learning_rate=learning_rate, rule=rule)
 
@@ -683,6 +692,7 @@ def train_denoiser(key, depths, *, width: int = 33, hidden: int = 128, layers: i
     ------
     ValueError
         As :func:`train_oneshot`, and if ``not 0 < sigma_min < sigma_max``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -691,6 +701,7 @@ def train_denoiser(key, depths, *, width: int = 33, hidden: int = 128, layers: i
     >>> losses.shape, params[0][0].shape
     ((2, 2), (2, 7, 2))
     """
+    key = check_key("key", key)
     check_real("sigma_min", sigma_min, minimum=0.0, strict_min=True)
     check_real("sigma_max", sigma_max, minimum=sigma_min, strict_min=True)
     return _train_vmapped(key, depths, "diffusion", width=width, hidden=hidden, layers=layers,
@@ -784,6 +795,7 @@ def diffusion_sample(params, x, n_steps: int, *, key, sigma_min: float = 0.01, s
     ------
     ValueError
         If ``n_steps < 1``, ``not 0 < sigma_min < sigma_max``, or ``x`` is not a 2-D array of 0/1 cells.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -794,6 +806,7 @@ def diffusion_sample(params, x, n_steps: int, *, key, sigma_min: float = 0.01, s
     >>> out.shape, set(np.asarray(out).tolist()) <= {0, 1}
     ((2,), True)
     """
+    key = check_key("key", key)
     n_steps = check_int("n_steps", n_steps, minimum=1)
     s_min = check_real("sigma_min", sigma_min, minimum=0.0, strict_min=True)
     s_max = check_real("sigma_max", sigma_max, minimum=s_min, strict_min=True)

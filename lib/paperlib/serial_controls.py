@@ -21,10 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib._validation import as_array, check_int, check_real
+from paperlib._validation import as_array, check_int, check_key, check_real
 from paperlib.mlp import mlp_apply, mlp_init
 from paperlib.serial import _centre_trajectory, _check_depths, oneshot_logits, rule_table
 from paperlib.training import train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["soft_rollout", "train_serial_end_to_end", "oneshot_learning_curve", "xla_flop_counts"]
 
@@ -116,6 +119,7 @@ def train_serial_end_to_end(key, L: int, *, n_models: int = 2, hidden: int = 16,
     ------
     ValueError
         If ``L`` is out of range, a size is not a positive integer, or ``learning_rate <= 0``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Notes
     -----
@@ -129,6 +133,7 @@ def train_serial_end_to_end(key, L: int, *, n_models: int = 2, hidden: int = 16,
     >>> losses.shape, params[0][0].shape
     ((2, 3), (2, 3, 4))
     """
+    key = check_key("key", key)
     L = check_int("L", L, minimum=1, maximum=16)
     n_models = check_int("n_models", n_models, minimum=1)
     hidden = check_int("hidden", hidden, minimum=1)
@@ -201,6 +206,7 @@ def oneshot_learning_curve(key, depths, x_eval, *, rules=110, hidden: int = 128,
         If ``x_eval`` is not a 2-D array of 0/1 cells with an odd number (>= 3) of columns, a depth is
         out of range, a size is not a positive integer, ``steps`` is not a multiple of ``eval_every``,
         ``learning_rate <= 0``, or ``rules`` is not one integer or one per depth, each in ``[0, 255]``.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -210,6 +216,7 @@ def oneshot_learning_curve(key, depths, x_eval, *, rules=110, hidden: int = 128,
     >>> losses.shape, acc.shape
     ((2, 4), (2, 2))
     """
+    key = check_key("key", key)
     x_eval = as_array("x_eval", x_eval, ndim=2, dtype=float)
     if not np.all((x_eval == 0) | (x_eval == 1)):
         raise ValueError("x_eval must contain only 0 and 1 cells")

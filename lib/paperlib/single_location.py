@@ -41,9 +41,12 @@ import numpy as np
 import optax
 import scipy.optimize
 
-from paperlib._validation import as_array, check_bool, check_int, check_real, is_traced
+from paperlib._validation import as_array, check_bool, check_int, check_key, check_real, check_rng, is_traced
 from paperlib.attention import linear_attention, softmax_attention
 from paperlib.training import train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = [
     "ACTIVATIONS",
@@ -133,6 +136,7 @@ def make_teacher(d: int, *, rng: np.random.Generator):
     ------
     ValueError
         If ``d`` is not an integer >= 2.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -140,6 +144,7 @@ def make_teacher(d: int, *, rng: np.random.Generator):
     >>> np.round([k_star @ k_star, v_star @ v_star, k_star @ v_star], 6).tolist()
     [4.0, 4.0, 0.0]
     """
+    rng = check_rng("rng", rng)
     d = check_int("d", d, minimum=2)
     q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
     return np.sqrt(d) * q[:, 0], np.sqrt(d) * q[:, 1]
@@ -172,6 +177,7 @@ def sample_slr(n: int, L: int, mu: float, sigma: float, k_star, v_star, *, rng: 
     ------
     ValueError
         On non-positive sizes, negative ``mu``/``sigma``, or teacher vectors of different shapes.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -181,6 +187,7 @@ def sample_slr(n: int, L: int, mu: float, sigma: float, k_star, v_star, *, rng: 
     >>> X.shape, np.round(y, 3).tolist(), loc.tolist()
     ((3, 2, 4), [-0.073, 0.889, 0.37], [1, 1, 1])
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     L, mu, sigma = _check_task(L, mu, sigma)
     k_star = _check_finite_array("k_star", k_star, 1)
@@ -221,6 +228,7 @@ def sample_projections(n: int, L: int, mu: float, sigma: float, *, rng: np.rando
     ------
     ValueError
         On non-positive sizes or negative ``mu``/``sigma``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -228,6 +236,7 @@ def sample_projections(n: int, L: int, mu: float, sigma: float, *, rng: np.rando
     >>> sorted(proj), proj["h"].shape, np.round(proj["y"], 3).tolist()
     (['g', 'h', 'w1', 'w2', 'y'], (3, 2), [-1.39, -0.032, -0.273])
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     L, mu, sigma = _check_task(L, mu, sigma)
     loc = rng.integers(0, L, size=n)
@@ -683,6 +692,7 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
     ------
     ValueError
         On wrong shapes, negative weights or ``lam``, or invalid hyper-parameters.
+        Also if ``key`` is not a JAX PRNG key.
 
     Notes
     -----
@@ -699,6 +709,7 @@ def train_erm(X, y, weights, lam, *, activation: str, steps: int = 1500, lr: flo
     >>> p["k"].shape, p["v"].shape
     ((2, 3), (2, 3))
     """
+    key = check_key("key", key)
     _check_activation(activation)
     X = _check_finite_array("X", X, 3)
     y = _check_finite_array("y", y, 1)
@@ -819,6 +830,7 @@ def select_and_score(X, y, X_val, y_val, k_star, v_star, proj, *, alphas, lambda
     ValueError
         If the pool is smaller than :math:`\max(\alpha)d`, on bad grids or activations, or as
         :func:`train_erm`.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -832,6 +844,7 @@ def select_and_score(X, y, X_val, y_val, k_star, v_star, proj, *, alphas, lambda
     >>> risk.shape, lam.shape
     ((2, 2), (2, 2))
     """
+    key = check_key("key", key)
     if isinstance(activations, str) or not isinstance(activations, (tuple, list)) or not activations:
         raise ValueError(f"activations must be a non-empty tuple of names from {ACTIVATIONS}, got {activations!r}")
     for a in activations:

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_array, check_int, check_option, check_probability, check_real
+from ._validation import as_array, check_int, check_memory, check_option, check_probability, check_real, check_rng
 
 __all__ = [
     "SPIKE_CODES",
@@ -78,12 +78,14 @@ def init_weights(widths, *, rng: np.random.Generator) -> list:
     ------
     ValueError
         If ``widths`` is not a 1-d sequence of at least two positive integers.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
     >>> [w.shape for w in init_weights((16, 8, 1), rng=np.random.default_rng(0))]
     [(16, 8), (8, 1)]
     """
+    rng = check_rng("rng", rng)
     widths = as_array("widths", widths, ndim=1, dtype=np.int64)
     if widths.size < 2 or np.any(widths < 1):
         raise ValueError(f"widths must list the input dimension and at least one layer, all >= 1, got {widths.tolist()}")
@@ -265,12 +267,14 @@ def perturb(x, delta: float, *, noise: str = "flip", rng: np.random.Generator) -
     ------
     ValueError
         On a bad ``x``, ``delta`` or ``noise``.
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
     >>> perturb(np.ones((1, 6)), 0.5, noise="dropout", rng=np.random.default_rng(1)).tolist()
     [[0.0, 1.0, 1.0, 1.0, 0.0, 0.0]]
     """
+    rng = check_rng("rng", rng)
     x = as_array("x", x, ndim=2, dtype=np.float32)
     if not np.all(np.abs(x) == 1):
         raise ValueError("x must have entries in {-1, 1}")
@@ -347,7 +351,10 @@ def expected_noise_sensitivity(
     Raises
     ------
     ValueError
-        On any bad size or parameter.
+        On any bad size or parameter, or when one network's float32 inputs and states
+        (``16 * num_inputs * max(n, width) * (num_steps + 1)`` bytes) would exceed
+        :func:`paperlib._validation.memory_limit` (8 GiB by default).
+        Also if ``rng`` is not a numpy.random.Generator.
 
     Examples
     --------
@@ -355,6 +362,7 @@ def expected_noise_sensitivity(
     >>> r["ns"].tolist(), r["per_step"].shape
     ([0.0, 0.0], (2, 5))
     """
+    rng = check_rng("rng", rng)
     n = check_int("n", n, minimum=1)
     delta = check_probability("delta", delta)
     hidden_layers = check_int("hidden_layers", hidden_layers, minimum=0)
@@ -364,6 +372,9 @@ def expected_noise_sensitivity(
     noise = check_option("noise", noise, NOISE_MODELS)
     num_nets = check_int("num_nets", num_nets, minimum=1)
     num_inputs = check_int("num_inputs", num_inputs, minimum=1)
+    # float32 inputs and states of 2 * num_inputs samples over num_steps, per network, before drawing
+    check_memory("num_inputs", 4 * 2 * num_inputs * max(n, width) * (num_steps + 1) * 2,
+                 what="the float32 inputs and states of one network")
     widths = (width,) * hidden_layers + (1,)
     per_step, ns, var = zip(*(
         _ens_one_net(child, n, widths, num_steps, beta, theta, delta, num_inputs, spike, noise)

@@ -23,9 +23,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._validation import as_array, check_int, check_real, is_traced
+from ._validation import as_array, check_int, check_key, check_real, is_traced
 from .spiking import _check_model
 from .training import train
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["binarised_digits", "surrogate_sign", "lif_spike_count", "train_lif_classifiers"]
 
@@ -230,6 +233,7 @@ def train_lif_classifiers(weights, x, y, *, num_steps: int, beta: float = 1.0, t
     ------
     ValueError
         On mismatched shapes, labels outside {-1, 1}, or a bad size or rate.
+        Also if ``key`` is not a JAX PRNG key.
 
     Examples
     --------
@@ -240,6 +244,7 @@ def train_lif_classifiers(weights, x, y, *, num_steps: int, beta: float = 1.0, t
     >>> losses.shape, bool(losses[:, -1].max() < losses[:, 0].min())
     ((3, 50), True)
     """
+    key = check_key("key", key)
     num_steps, beta, theta = _check_model(num_steps, beta, theta, odd=True)
     steps = check_int("steps", steps, minimum=1)
     batch_size = check_int("batch_size", batch_size, minimum=1)

@@ -13,7 +13,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._validation import as_array, check_int, is_traced
+from ._validation import as_array, check_int, check_key, check_memory, is_traced
+
+# float arguments reach JAX's float32: _validation's checks refuse finite values past float32's range
+_JAX_FLOAT32 = True
 
 __all__ = ["TrainResult", "train"]
 
@@ -65,7 +68,9 @@ def train(
     Raises
     ------
     ValueError
-        If ``steps`` is not a positive integer.
+        If ``steps`` is not a positive integer (at most ``2**31 - 1``) or its keys and losses would
+        exceed :func:`paperlib._validation.memory_limit`, if ``key`` is not a JAX PRNG key, or if a
+        leaf of ``params`` is not finite or lies beyond float32's range.
 
     Notes
     -----
@@ -83,6 +88,9 @@ def train(
     if not callable(loss_fn):
         raise ValueError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     steps = check_int("steps", steps, minimum=1)
+    key = check_key("key", key)
+    # one key per step (split up front) and one float32 loss per step
+    check_memory("steps", steps * (2 * 8 + 4), what="a PRNG key and a loss per step")
     params = jax.tree_util.tree_map(
         lambda leaf: leaf if is_traced(leaf) else jnp.asarray(as_array("params (a leaf)", leaf, dtype=None)),
         params,
