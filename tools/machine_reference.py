@@ -48,7 +48,7 @@ def vector_isa() -> str | None:
 CHAPTER_BUDGET_S = 60.0
 BOOK_BUDGET_S = 600.0
 #: The reference workload's seconds on the slowest 2-core machine the book was measured on (an idle AMD EPYC
-#: of family 25 without AVX-512, 2026-12-07). The budgets hold on such a machine when a chapter's seconds,
+#: of family 25 with AVX2 and no AVX-512, measured idle). The budgets hold on such a machine when a chapter's seconds,
 #: divided by the reference seconds timed beside it, stay below these units.
 SLOW_REFERENCE_S = 2.28
 CHAPTER_BUDGET_UNITS = round(CHAPTER_BUDGET_S / SLOW_REFERENCE_S, 1)  # 26.3

@@ -66,8 +66,9 @@ def _texts(outputs) -> list[tuple[str, str]]:
 
     out = []
     for o in transform_streams_for_comparison(coalesce_streams(outputs)):
-        if o.get("output_type") == "stream":
-            out.append((o.get("name", "stream"), o.get("text", "")))
+        if o.get("output_type") == "stream":  # nbval keys a stream's text by the stream's name
+            name = next((k for k in o if k != "output_type"), "stdout")
+            out.append((name, o.get(name, "")))
         elif o.get("output_type") in ("execute_result", "display_data"):
             for mime, v in (o.get("data") or {}).items():
                 if not mime.startswith("image/"):
@@ -94,7 +95,7 @@ def compare_notebooks(slug: str, executed: Path) -> list[dict]:
         if a == b:
             continue
         policy = P.policy_of(rc.metadata)
-        row = {"slug": slug, "cell": i, "declared": policy.mode if policy.loose else "default",
+        row = {"slug": slug, "cell": i, "code_cell": code_index - 1, "declared": policy.mode if policy.loose else "default",
                "reason": policy.reason, "default_ok": True, "declared_ok": True, "moves": [], "problem": ""}
         if [k for k, _ in a] != [k for k, _ in b]:
             row.update(default_ok=False, declared_ok=False, problem=f"output fields {[k for k, _ in a]} -> {[k for k, _ in b]}")
@@ -140,7 +141,8 @@ def main(argv=None) -> int:
             moves = "; ".join(f"{a} -> {b} ({r:.1e})" for r, a, b in row["moves"])
             status = "ok" if row["default_ok"] else ("LOOSE-OK" if row["declared_ok"] else "FAILS")
             bad += not row["declared_ok"]
-            print(f"{status:8s} {slug} cell {row['cell']} [{row['declared']}] {moves} {row['problem'][:200]}")
+            print(f"{status:8s} {slug} cell {row['cell']} (nbval Cell {row['code_cell']}) [{row['declared']}] {moves} "
+                  f"{row['problem'][:200]}")
             if args.json:
                 with open(args.json, "a") as fh:
                     fh.write(json.dumps({**row, "config": args.config}) + "\n")
