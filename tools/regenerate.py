@@ -231,12 +231,51 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
     return True
 
 
+def retime(slug: str, *, timeout: int) -> bool:
+    """Re-execute a fresh chapter at the default seed only to re-measure its runtime.
+
+    For a run recorded on a busy machine: the chapter is executed again (reference workload first), its
+    outputs are compared with the committed ones through the portable comparison, and only when they
+    agree are the recorded seconds, reference seconds, date and machine replaced. Outputs, input
+    hashes and the seed records are left as they are.
+    """
+    import nbformat
+
+    import portability_report
+
+    ipynb = CHAPTERS / f"{slug}.ipynb"
+    meta = ledger.chapter_meta(ipynb)
+    if meta.get("digest") != freshness.chapter_digest(freshness.input_hashes(slug)):
+        print(f"    outputs of {slug} are stale: regenerate it fully first", flush=True)
+        return False
+    nb = nbformat.read(ipynb, as_version=4)
+    reference = machine_reference.reference_seconds()
+    elapsed = _run_kernel(nb, ipynb, timeout, {})
+    scratch = Path("/tmp") / f"retime_{slug}.ipynb"
+    nbformat.write(nb, scratch)
+    bad = [r for r in portability_report.compare_notebooks(slug, scratch) if not r["declared_ok"]]
+    if bad:
+        print(f"    {slug}: outputs differ from the committed ones in cells {[r['cell'] for r in bad]}: "
+              f"runtime not replaced (regenerate the chapter)", flush=True)
+        return False
+
+    def update(m):
+        m["run"].update(seconds=round(elapsed, 1), reference_seconds=reference,
+                        date=_dt.date.today().isoformat(), machine=_machine())
+
+    _write_meta(ipynb, update)
+    print(f"    {slug}: {elapsed:6.1f} s (reference workload {reference:.2f} s), outputs unchanged", flush=True)
+    return True
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("chapters", nargs="*", help="chapter slugs (default: all chapters in _toc.yml)")
     ap.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     ap.add_argument("--no-seeds", action="store_true", help="skip the runs at BOOK_SEED=1 and 2 (drafts)")
     ap.add_argument("--seeds-only", action="store_true", help="only rerun BOOK_SEED=1 and 2 (outputs fresh)")
+    ap.add_argument("--retime", action="store_true",
+                    help="re-measure the runtime of fresh chapters (outputs must agree; nothing else changes)")
     ap.add_argument(
         "--no-record",
         action="store_true",
@@ -255,7 +294,11 @@ def main(argv=None) -> int:
         if not (CHAPTERS / f"{slug}.md").exists():
             sys.exit(f"no chapter book/chapters/{slug}.md")
         print(f"[{i}/{len(slugs)}] ", end="", flush=True)
-        if not regenerate(slug, timeout=args.timeout, seeds=not args.no_seeds, seeds_only=args.seeds_only):
+        if args.retime:
+            ok = retime(slug, timeout=args.timeout)
+        else:
+            ok = regenerate(slug, timeout=args.timeout, seeds=not args.no_seeds, seeds_only=args.seeds_only)
+        if not ok:
             failed.append(slug)
     if not args.no_record:
         ledger.write_pages()
