@@ -490,4 +490,6 @@ def setup(app):
     app.connect("env-merge-info", _merge_verdicts)
     app.connect("html-page-context", _rewrite_buttons, priority=900)
     app.connect("build-finished", _write_launch)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: the environment now stores each chapter's verdict (env.book_verdicts) and short title at read
+    # time; bumping it makes Sphinx re-read every page of an older _build once instead of building without them
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -299,7 +299,7 @@ for (const pre of article.querySelectorAll('div.cell_input pre, div.highlight pr
   for (const line of pre.textContent.split('\n')) { if (line.length > 88) codeLong++; codeLongest = Math.max(codeLongest, line.length); }
 }
 // captions with raw TeX, internal notes, the chapter title and the verdict box
-const rawCaptions = Array.from(article.querySelectorAll('figcaption, .caption-text'))
+const rawCaptions = Array.from(article.querySelectorAll('figcaption'))
   .map(c => c.textContent).filter(t => /\$|\\[a-zA-Z]|\^\{|_\{/.test(t)).map(t => t.slice(0, 60));
 const text = article.innerText;
 const notes = (text.match(/self-assessment|to be replaced by the independent review|independent review'?s verdict/gi) || []).length;
