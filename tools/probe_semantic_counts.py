@@ -55,15 +55,33 @@ class FixedDraw:
         raise RuntimeError(f"cannot draw from {r}")
 
 
+class CallTimeout(BaseException):
+    """Raised by SIGALRM in a call that runs past ``--call-timeout`` (a runaway loop over a huge size)."""
+
+
+def _alarm(signum, frame):
+    raise CallTimeout()
+
+
+CALL_TIMEOUT_S = 20
+
+
 def classify(case, probe, value):
+    import signal
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CALL_TIMEOUT_S)
     try:
         t._call_with(case, value)
+    except CallTimeout:
+        return "timeout", f"still running after {CALL_TIMEOUT_S} s"
     except MemoryError as exc:
         return "allocation", f"MemoryError {exc}"[:200]
     except ValueError as exc:
         return ("clear" if case.argument in str(exc) else "cryptic"), f"ValueError: {str(exc)[:200]}"
     except Exception as exc:  # noqa: BLE001
         return "cryptic", f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        signal.alarm(0)
     return "silent", "returned"
 
 
@@ -115,7 +133,7 @@ def _run_chunk(mods, args):
         out = fh.name
     env = dict(os.environ, PAPERLIB_PROBE_MODULES=",".join(mods))
     env.pop("PAPERLIB_PROBE_CHILD", None)
-    cmd = f"ulimit -v {8 * 1024 * 1024}; exec \"$0\" \"$1\" --json \"$2\""
+    cmd = f"ulimit -v {5 * 1024 * 1024}; exec \"$0\" \"$1\" --json \"$2\""
     try:
         proc = subprocess.run(["bash", "-c", cmd, sys.executable, os.path.abspath(__file__), out],
                               env=env, capture_output=True, text=True, timeout=args.module_timeout)
@@ -130,7 +148,7 @@ def _run_chunk(mods, args):
 
 
 def per_module(args):
-    """Modules in chunks, each chunk in a subprocess under ``ulimit -v`` (8 GiB) and a timeout, two at a
+    """Modules in chunks, each chunk in a subprocess under ``ulimit -v`` (5 GiB) and a timeout, --jobs at a
     time; merge the JSON outputs. A chunk that crashes or times out is reported, not counted."""
     from concurrent.futures import ThreadPoolExecutor
     counts = collections.defaultdict(collections.Counter)
