@@ -174,6 +174,9 @@ def _run_chunk(mods, args):
             return json.load(fh), why
     except (OSError, ValueError):
         return None, why
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
 
 
 def per_module(args):
