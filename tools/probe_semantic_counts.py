@@ -9,6 +9,35 @@ for the arguments listed in ``--oversize`` (``all`` for every size argument; slo
 ``clear``: a ValueError naming the argument. ``cryptic``: another exception, or a ValueError not naming
 it. ``silent``: the call returned. ``allocation``: MemoryError, a crash or a kill under the limit.
 ``timeout``: the oversize call still ran after the timeout (no refusal; runaway work or allocation).
+
+Recorded counts (issue 28; 2-core shared machine, 2026-12-07)
+--------------------------------------------------------------
+Before the fixes (commit abbcea3 with this probe), ``--per-module``: 30 modules counted; 5 more
+(conservation_laws, deep_equilibrium, lipschitz, serial, serial_controls) could not be counted because
+XLA aborted the process (SIGABRT) on an allocation under ``ulimit -v``, itself an allocation outcome;
+the remaining ~25 modules were still running at the deadline (their per-call runaways made the run
+take over 20 minutes per chunk)::
+
+    class              clear  cryptic  silent  allocation  timeout  total
+    float32               50       12     155           0        0    217
+    huge_int             102       70      48          67       10    297
+    key                    3        8       0           0        0     11
+    line_separator        16        0       4           0        0     20
+    rng                   54       11       3           0        0     68
+
+After (every module, all 60)::
+
+    class              clear  cryptic  silent  allocation  timeout  total
+    float32              343        0       0           0        0    343
+    huge_int             622        0       0           0        0    622
+    key                   27        0       0           0        0     27
+    line_separator        31        0       0           0        0     31
+    rng                  106        0       0           0        0    106
+
+(on the 30 modules counted before: float32 217, huge_int 286, key 11, line_separator 18, rng 68, all
+clear; 13 probes fewer than before are documented exemptions.) Oversize (``2**31 - 1`` under
+``ulimit -v 4 GiB``, 15 size arguments named in the issue): before 2 clear / 1 cryptic / 10 allocation
+/ 2 timeout; after 14 clear / 1 timeout (``lasso.lasso_fista`` ``iters``: a loop, nothing allocated).
 """
 
 from __future__ import annotations
@@ -55,15 +84,33 @@ class FixedDraw:
         raise RuntimeError(f"cannot draw from {r}")
 
 
+class CallTimeout(BaseException):
+    """Raised by SIGALRM in a call that runs past ``--call-timeout`` (a runaway loop over a huge size)."""
+
+
+def _alarm(signum, frame):
+    raise CallTimeout()
+
+
+CALL_TIMEOUT_S = 20
+
+
 def classify(case, probe, value):
+    import signal
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CALL_TIMEOUT_S)
     try:
         t._call_with(case, value)
+    except CallTimeout:
+        return "timeout", f"still running after {CALL_TIMEOUT_S} s"
     except MemoryError as exc:
         return "allocation", f"MemoryError {exc}"[:200]
     except ValueError as exc:
         return ("clear" if case.argument in str(exc) else "cryptic"), f"ValueError: {str(exc)[:200]}"
     except Exception as exc:  # noqa: BLE001
         return "cryptic", f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        signal.alarm(0)
     return "silent", "returned"
 
 
@@ -115,7 +162,7 @@ def _run_chunk(mods, args):
         out = fh.name
     env = dict(os.environ, PAPERLIB_PROBE_MODULES=",".join(mods))
     env.pop("PAPERLIB_PROBE_CHILD", None)
-    cmd = f"ulimit -v {8 * 1024 * 1024}; exec \"$0\" \"$1\" --json \"$2\""
+    cmd = f"ulimit -v {5 * 1024 * 1024}; exec \"$0\" \"$1\" --json \"$2\""
     try:
         proc = subprocess.run(["bash", "-c", cmd, sys.executable, os.path.abspath(__file__), out],
                               env=env, capture_output=True, text=True, timeout=args.module_timeout)
@@ -127,10 +174,13 @@ def _run_chunk(mods, args):
             return json.load(fh), why
     except (OSError, ValueError):
         return None, why
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
 
 
 def per_module(args):
-    """Modules in chunks, each chunk in a subprocess under ``ulimit -v`` (8 GiB) and a timeout, two at a
+    """Modules in chunks, each chunk in a subprocess under ``ulimit -v`` (5 GiB) and a timeout, --jobs at a
     time; merge the JSON outputs. A chunk that crashes or times out is reported, not counted."""
     from concurrent.futures import ThreadPoolExecutor
     counts = collections.defaultdict(collections.Counter)
