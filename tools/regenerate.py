@@ -59,6 +59,17 @@ def _jupytext_sync(path: Path) -> None:
     )
 
 
+def _update_ipynb_from_md(md: Path) -> None:
+    """Take the notebook's inputs from the ``.md`` (what people edit), keeping the ``.ipynb``'s outputs.
+
+    Not ``--sync``: that trusts file times, and a tool that rewrote the ``.ipynb`` after the ``.md`` was
+    edited (e.g. ``tools/stamp_install_cell.py``, which writes both) would make the older inputs win.
+    """
+    subprocess.run(
+        [sys.executable, "-m", "jupytext", "--to", "ipynb", "--update", "--quiet", str(md)], check=True, cwd=ROOT
+    )
+
+
 def strip_execution_metadata(nb) -> None:
     """Drop per-cell execution timestamps (``metadata.execution``) left by older runs."""
     for cell in nb.cells:
@@ -178,7 +189,7 @@ def regenerate(slug: str, *, timeout: int, seeds: bool, seeds_only: bool) -> boo
     ipynb = md.with_suffix(".ipynb")
     if not seeds_only:
         print(f"{slug}: syncing and executing ...", flush=True)
-        _jupytext_sync(md)
+        _update_ipynb_from_md(md)
         reference = machine_reference.reference_seconds()  # this machine's speed, just before the run
         try:
             elapsed = _execute(ipynb, timeout)
