@@ -286,16 +286,20 @@ def exemptions(modname: str) -> dict:
     return getattr(importlib.import_module(f"paperlib.{modname}"), "_PROBE_EXEMPTIONS", {})
 
 
-def cases() -> list[Case]:
-    out = []
+def _baselines():
+    """``(modname, fname, fn, signature, {argument: baseline value})`` of every probed public function."""
     for modname, fname in FUNCTIONS:
         base = baseline(modname, fname)
         if base is None:
             continue
         fn = getattr(importlib.import_module(f"paperlib.{modname}"), fname)
         sig = inspect.signature(fn)
-        bound = sig.bind(*base[0], **base[1])
-        values = dict(bound.arguments)
+        yield modname, fname, fn, sig, dict(sig.bind(*base[0], **base[1]).arguments)
+
+
+def cases() -> list[Case]:
+    out = []
+    for modname, fname, fn, sig, values in _baselines():
         for p in sig.parameters.values():  # numeric keyword defaults the example did not pass
             if p.name not in values and p.default is not inspect.Parameter.empty:
                 if isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
@@ -407,13 +411,7 @@ OVERSIZE_TIMEOUT_S = 60
 def oversize_cases() -> list[Case]:
     """Integer arguments documented as ``int`` whose baseline is a positive size or count."""
     out = []
-    for modname, fname in FUNCTIONS:
-        base = baseline(modname, fname)
-        if base is None:
-            continue
-        fn = getattr(importlib.import_module(f"paperlib.{modname}"), fname)
-        sig = inspect.signature(fn)
-        values = dict(sig.bind(*base[0], **base[1]).arguments)
+    for modname, fname, fn, sig, values in _baselines():
         for p in sig.parameters.values():
             if p.name not in values and isinstance(p.default, int) and not isinstance(p.default, bool):
                 values[p.name] = p.default
