@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from paperlib import adaptive_kernels as ak
-from paperlib import mean_field_networks as mf
-from paperlib import random_features as rf
+from paperlib.wide_networks import adaptive_kernels as ak
+from paperlib.wide_networks import mean_field_networks as mf
+from paperlib.wide_networks import random_features as rf
 
 
 def _unit(D, k, rng):

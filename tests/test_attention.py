@@ -8,8 +8,8 @@ import numpy as np
 import optax
 import pytest
 
-from paperlib import attention
-from paperlib.training import train
+from paperlib.models import attention
+from paperlib.models.training import train
 
 pytestmark = pytest.mark.usefixtures("x64")  # float64 references; see conftest.py
 

@@ -72,9 +72,23 @@ from hypothesis import strategies as st
 
 import paperlib
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(paperlib.__path__) if not m.name.startswith("_"))
+# public modules as dotted names under paperlib ("online.conformal"); subpackages and private modules
+# (a leading underscore anywhere) are not listed: a function a public module re-exports from a private
+# implementation module of its own subpackage is probed under the public module's name
+MODULES = sorted(m.name.removeprefix("paperlib.")
+                 for m in pkgutil.walk_packages(paperlib.__path__, "paperlib.")
+                 if not m.ispkg and not any(part.startswith("_") for part in m.name.split(".")))
 if os.environ.get("PAPERLIB_PROBE_MODULES"):  # a comma-separated subset, for a quick local run
     MODULES = [m for m in MODULES if m in os.environ["PAPERLIB_PROBE_MODULES"].split(",")]
+
+
+def _defined_in(fn, mod) -> bool:
+    """Whether ``fn`` belongs to public module ``mod``: defined there, or in a private module it re-exports."""
+    home = fn.__module__
+    if home == mod.__name__:
+        return True
+    pkg = mod.__name__.rsplit(".", 1)[0]
+    return home.rsplit(".", 1)[0] == pkg and home.rsplit(".", 1)[1].startswith("_")
 
 
 def public_functions() -> list[tuple[str, str]]:
@@ -83,8 +97,8 @@ def public_functions() -> list[tuple[str, str]]:
         mod = importlib.import_module(f"paperlib.{modname}")
         for name in getattr(mod, "__all__", []):
             fn = getattr(mod, name, None)
-            # a name re-exported from another module is probed there, where it is defined
-            if inspect.isfunction(fn) and fn.__module__ == mod.__name__:
+            # a name re-exported from another public module is probed there, where it is defined
+            if inspect.isfunction(fn) and _defined_in(fn, mod):
                 out.append((modname, name))
     return out
 

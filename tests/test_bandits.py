@@ -1,4 +1,4 @@
-"""paperlib.bandits against brute-force loops, exact expectations and known regret bounds."""
+"""paperlib.online.bandits against brute-force loops, exact expectations and known regret bounds."""
 
 import math
 
@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import bandits
+from paperlib.online import bandits
 
 
 def _exp3p_loop(losses, uniforms, eta, gamma, beta, graphs, index, lo=0.0, hi=1.0):

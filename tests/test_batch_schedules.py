@@ -1,10 +1,10 @@
-"""Tests of paperlib.batch_schedules against brute-force searches, closed forms and jax.grad."""
+"""Tests of paperlib.scaling_laws.batch_schedules against brute-force searches, closed forms and jax.grad."""
 
 import numpy as np
 import pytest
 
-from paperlib import batch_schedules as bs
-from paperlib import functional_scaling as fs
+from paperlib.scaling_laws import batch_schedules as bs
+from paperlib.scaling_laws import functional_scaling as fs
 
 LAM, M0 = fs.power_law_task(40, beta=3.0, s=0.2)
 OP1 = fs.sgd_moment_operator(LAM, eta=0.3, batch=1, sigma2=1.0)

@@ -1,4 +1,4 @@
-"""Tests of paperlib.boolean_fourier against independent computations (brute force, closed forms)."""
+"""Tests of paperlib.boolean_analysis.boolean_fourier against independent computations (brute force, closed forms)."""
 
 import itertools
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
-from paperlib import boolean_fourier as bf
+from paperlib.boolean_analysis import boolean_fourier as bf
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 7])

@@ -1,4 +1,4 @@
-"""Tests of paperlib.collaborative_learning and paperlib.multi_agent_systems.
+"""Tests of paperlib.distributed.collaborative_learning and paperlib.distributed.multi_agent_systems.
 
 The learners are checked against a plain-numpy loop over agents that follows the paper's Algorithm 1
 line by line on the same sampled states; the exact asymptotics against brute-force enumeration of the
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib import collaborative_learning as cl
-from paperlib import multi_agent_systems as mas
+from paperlib.distributed import collaborative_learning as cl
+from paperlib.distributed import multi_agent_systems as mas
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-"""paperlib.conformal against brute force, exchangeability, deterministic bounds and leak tests."""
+"""paperlib.online.conformal against brute force, exchangeability, deterministic bounds and leak tests."""
 
 import numpy as np
 import pytest
 
-from paperlib import bandits
-from paperlib import conformal as cf
-from paperlib import conformal_streams as cs
+from paperlib.online import bandits
+from paperlib.online import conformal as cf
+from paperlib.online import conformal_streams as cs
 
 
 def test_coverage_table_matches_loops():

@@ -1,4 +1,4 @@
-"""paperlib.diagonal_networks against independent solvers, optimality conditions and closed forms."""
+"""paperlib.scaling_laws.diagonal_networks against independent solvers, optimality conditions and closed forms."""
 
 import doctest
 
@@ -6,8 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import diagonal_networks as dn
-from paperlib import lasso
+from paperlib.scaling_laws import diagonal_networks as dn
+from paperlib.graphs import lasso
 
 pytestmark = pytest.mark.usefixtures("x64")  # float64 references; the flag must not leak to other modules
 STEPS = 3000
@@ -47,7 +47,7 @@ def test_fit_lasso_satisfies_kkt_and_matches_fista(n, method):
     for lam, th in zip(lams, sol):
         scale = np.sqrt(30) * lam
         assert _kkt_violation(X, y, th, lam) < 1e-5 * max(scale, 1.0)
-    if n == 60:  # an independent solver: FISTA from paperlib.lasso on (1/2n)|y - Xθ|² + α|θ|₁
+    if n == 60:  # an independent solver: FISTA from paperlib.graphs.lasso on (1/2n)|y - Xθ|² + α|θ|₁
         alpha = float(dn.lasso_penalty(0.5, n=n, d=30))
         fista = lasso.lasso_fista(X, y[:, None], alpha, iters=20_000)[:, 0]
         np.testing.assert_allclose(sol[1], fista, atol=1e-5)

@@ -1,11 +1,11 @@
-"""Tests of paperlib.diffusion against closed forms and brute force."""
+"""Tests of paperlib.generative.diffusion against closed forms and brute force."""
 
 import jax
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from paperlib import diffusion as df
+from paperlib.generative import diffusion as df
 
 TWO = np.array([[-1.0], [1.0]])
 

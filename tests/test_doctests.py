@@ -11,7 +11,7 @@ import pytest
 
 import paperlib
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(paperlib.__path__))
+MODULES = sorted(m.name.removeprefix("paperlib.") for m in pkgutil.walk_packages(paperlib.__path__, "paperlib."))
 
 
 @pytest.mark.parametrize("modname", MODULES)

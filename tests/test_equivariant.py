@@ -1,4 +1,4 @@
-"""Unit tests of paperlib.equivariant and paperlib.equivariant_floors against independent computations.
+"""Unit tests of paperlib.geometry.equivariant and paperlib.geometry.equivariant_floors against independent computations.
 
 - symmetry: invariance / equivariance of every network under random permutations;
 - the layer spaces: a C-only network's entry i depends on x_i alone, a PC network's on (x_i, s);
@@ -17,8 +17,8 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import equivariant as eq
-from paperlib import equivariant_floors as ef
+from paperlib.geometry import equivariant as eq
+from paperlib.geometry import equivariant_floors as ef
 
 RNG = np.random.default_rng(20260101)
 S2 = lambda v: v.sum(-1) ** 2

@@ -1,11 +1,11 @@
-"""Tests for paperlib.fast_attention against brute-force softmax attention and closed forms."""
+"""Tests for paperlib.transformers.fast_attention against brute-force softmax attention and closed forms."""
 
 import math
 
 import numpy as np
 import pytest
 
-from paperlib.fast_attention import (
+from paperlib.transformers.fast_attention import (
     attention_inputs,
     build_tree,
     error_bound,

@@ -1,4 +1,4 @@
-"""Unit tests for paperlib.moreau and paperlib.fedexprox against independent computations."""
+"""Unit tests for paperlib.distributed.moreau and paperlib.distributed.fedexprox against independent computations."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from paperlib import fedexprox as fx
-from paperlib import moreau as mo
+from paperlib.distributed import fedexprox as fx
+from paperlib.distributed import moreau as mo
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""Tests of paperlib.functional_scaling against brute force, closed forms, quadrature and simulation."""
+"""Tests of paperlib.scaling_laws.functional_scaling against brute force, closed forms, quadrature and simulation."""
 
 import numpy as np
 import pytest
 from scipy import integrate
 
-from paperlib import functional_scaling as fs
+from paperlib.scaling_laws import functional_scaling as fs
 
 LAM, M0 = fs.power_law_task(6, beta=2.0, s=0.4)
 

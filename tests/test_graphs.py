@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from paperlib import cora, lasso
-from paperlib import gnn_hard_instances as hard
-from paperlib import graph_structure as gs
-from paperlib import node_learning_curves as nlc
+from paperlib.graphs import cora, lasso
+from paperlib.graphs import gnn_hard_instances as hard
+from paperlib.graphs import graph_structure as gs
+from paperlib.graphs import node_learning_curves as nlc
 
 
 def _cycle(N):

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from paperlib import claims, fitting, plotting, seeding
-from paperlib._validation import as_array, check_int, check_probability, check_real
+from paperlib.core import claims, fitting, plotting, seeding
+from paperlib.core._validation import as_array, check_int, check_probability, check_real
 
 
 # --- seeding -----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ differences of an independent least-squares projection, labels against interpola
 import numpy as np
 import pytest
 
-from paperlib import identifiability as idf
+from paperlib.wide_networks import identifiability as idf
 
 
 def _residual_lstsq(X_hat, theta, V, name):

@@ -1,4 +1,4 @@
-"""Unit tests of paperlib.implicit_models and paperlib.deep_equilibrium against independent computations."""
+"""Unit tests of paperlib.implicit.implicit_models and paperlib.implicit.deep_equilibrium against independent computations."""
 
 import jax
 import jax.numpy as jnp
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from paperlib import deep_equilibrium as de
-from paperlib import implicit_models as im
+from paperlib.implicit import deep_equilibrium as de
+from paperlib.implicit import implicit_models as im
 
 
 def linear_op(params, y, x):

@@ -1,10 +1,10 @@
-"""Tests of paperlib.in_context_experts: a Transformer that computes K experts' answers and runs Hedge."""
+"""Tests of paperlib.online.in_context_experts: a Transformer that computes K experts' answers and runs Hedge."""
 import numpy as np
 import pytest
 
-from paperlib import in_context_experts as ice
-from paperlib import in_context_hedge as ich
-from paperlib import self_correction as sc
+from paperlib.online import in_context_experts as ice
+from paperlib.online import in_context_hedge as ich
+from paperlib.online import self_correction as sc
 
 
 def _setup(flip, k=5, t=12, s=3, seed=3):

@@ -1,12 +1,12 @@
-"""Tests of paperlib.in_context_hedge.hedge_transformer_loop (the full forward pass, attempt by attempt).
+"""Tests of paperlib.online.in_context_hedge.hedge_transformer_loop (the full forward pass, attempt by attempt).
 
 The other tests of the module live in tests/test_self_correction.py.
 """
 import numpy as np
 import pytest
 
-from paperlib import in_context_hedge as ich
-from paperlib import self_correction as sc
+from paperlib.online import in_context_hedge as ich
+from paperlib.online import self_correction as sc
 
 
 @pytest.mark.parametrize("flip", [0.0, 0.3])

@@ -10,7 +10,7 @@ Every chapter is converted as the book build converts it (paperlib pinned at a c
 * code cells and their committed outputs are unchanged, except the setup cell, which pins the commit.
 
 Also unit tests of the converter on small MyST snippets, and of the claim-table renderer of the HTML
-extension (book/_ext/book_readers.py) against ``paperlib.claims``' printed form. Fast: well under 5 s.
+extension (book/_ext/book_readers.py) against ``paperlib.core.claims``' printed form. Fast: well under 5 s.
 """
 
 import re
@@ -154,7 +154,7 @@ def test_directives_and_math(bib):
 def test_claim_lines_render_as_table_rows():
     import book_readers
 
-    from paperlib import claims
+    from paperlib.core import claims
 
     r = claims.ClaimResult("slope <of> n", "reproduction", "-2.017", "-2", "±0.2", True)
     v = claims.Verdict("partly", "the LLM experiments")
@@ -162,7 +162,7 @@ def test_claim_lines_render_as_table_rows():
     assert [k for k, _ in pieces] == ["text", "claims", "verdict", "text"]
     html = book_readers._claim_rows_html(pieces[1][1])
     assert html.count("<tr class=\"claim-pass\">") == 2 and "slope &lt;of&gt; n" in html and "±0.2" in html
-    # the regexes of the extension and of paperlib.claims agree on what a verdict line is
+    # the regexes of the extension and of paperlib.core.claims agree on what a verdict line is
     assert book_readers.CLAIM_RE.pattern == claims.CLAIM_LINE_RE.pattern
     assert book_readers.VERDICT_RE.match(v.line())
 

@@ -1,11 +1,11 @@
-"""Unit tests of paperlib.lipschitz: measured Lipschitz constants and the explicit error floor."""
+"""Unit tests of paperlib.implicit.lipschitz: measured Lipschitz constants and the explicit error floor."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paperlib import lipschitz as lp
+from paperlib.implicit import lipschitz as lp
 
 
 def brute_floor(x, f, L):

@@ -1,4 +1,4 @@
-"""Tests of paperlib.markov_economies, paperlib.exchange_solvers and paperlib.exchange_dp.
+"""Tests of paperlib.economics.markov_economies, paperlib.economics.exchange_solvers and paperlib.economics.exchange_dp.
 
 Each piece is checked against an independent computation: the no-trade value in closed form, a
 second (sparse) implementation of policy evaluation, finite differences of the exact value and of
@@ -9,9 +9,9 @@ and the closed-form equilibrium prices.
 import numpy as np
 import pytest
 
-from paperlib import exchange_dp as dp
-from paperlib import exchange_solvers as xs
-from paperlib import markov_economies as mee
+from paperlib.economics import exchange_dp as dp
+from paperlib.economics import exchange_solvers as xs
+from paperlib.economics import markov_economies as mee
 
 P3 = [[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6]]
 

@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import mean_field_networks as mf
+from paperlib.wide_networks import mean_field_networks as mf
 
 
 def test_train_linear_network_is_plain_gd_with_the_mean_field_scaling():

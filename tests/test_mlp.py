@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib.mlp import mlp_apply, mlp_flops, mlp_init
+from paperlib.models.mlp import mlp_apply, mlp_flops, mlp_init
 
 
 def test_mlp_matches_numpy_forward_and_init_scale():

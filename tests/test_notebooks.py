@@ -222,7 +222,7 @@ def test_every_figure_reads_at_phone_width(slug):
 def test_claims_were_checked_and_pass(slug):
     path = CHAPTERS / f"{slug}.ipynb"
     verdicts = ledger.claims_in_notebook(path)
-    assert verdicts, f"{slug}: no claim check output (paperlib.claims.check_claim) in the notebook"
+    assert verdicts, f"{slug}: no claim check output (paperlib.core.claims.check_claim) in the notebook"
     failed = [r.claim for r in verdicts if not r.passed]
     assert not failed, f"{slug}: claims failed: {failed}"
     assert any(r.kind == "reproduction" for r in verdicts), (

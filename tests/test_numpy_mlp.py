@@ -1,9 +1,9 @@
-"""Tests of paperlib.numpy_mlp: the hand-written gradient against central differences, budgets, pairing."""
+"""Tests of paperlib.scaling_laws.numpy_mlp: the hand-written gradient against central differences, budgets, pairing."""
 
 import numpy as np
 import pytest
 
-from paperlib import numpy_mlp as nm
+from paperlib.scaling_laws import numpy_mlp as nm
 
 
 def _loss(params, xb, yb):

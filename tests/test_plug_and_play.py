@@ -1,11 +1,11 @@
-"""Unit tests of paperlib.plug_and_play against direct computations."""
+"""Unit tests of paperlib.implicit.plug_and_play against direct computations."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paperlib import plug_and_play as pnp
+from paperlib.implicit import plug_and_play as pnp
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paperlib import random_features as rf
+from paperlib.wide_networks import random_features as rf
 
 
 def _sigma(z, name):

@@ -7,9 +7,9 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import identifiability as idf
-from paperlib import reconstruction as rc
-from paperlib.reconstruction import _residual
+from paperlib.wide_networks import identifiability as idf
+from paperlib.wide_networks import reconstruction as rc
+from paperlib.wide_networks.reconstruction import _residual
 
 
 def _sigma(z, name):

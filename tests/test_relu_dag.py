@@ -1,4 +1,4 @@
-"""Unit tests of paperlib.relu_dag, paperlib.conservation_laws and paperlib.invariant_sets against independent computations."""
+"""Unit tests of paperlib.geometry.relu_dag, paperlib.geometry.conservation_laws and paperlib.geometry.invariant_sets against independent computations."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from paperlib import invariant_sets as inv
-from paperlib import mlp
-from paperlib import relu_dag as rd
-from paperlib import conservation_laws as cl
+from paperlib.geometry import invariant_sets as inv
+from paperlib.models import mlp
+from paperlib.geometry import relu_dag as rd
+from paperlib.geometry import conservation_laws as cl
 
 
 def bottleneck_graph(skip=False):

@@ -1,4 +1,4 @@
-"""Tests for paperlib.retrieval against independent computations (loops, Monte Carlo, identities)."""
+"""Tests for paperlib.transformers.retrieval against independent computations (loops, Monte Carlo, identities)."""
 
 import itertools
 
@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paperlib import retrieval as R
-from paperlib.attention import MultiHeadParams
+from paperlib.transformers import retrieval as R
+from paperlib.models.attention import MultiHeadParams
 
 
 def _brute_target(x, d):
@@ -67,7 +67,7 @@ def test_token_bottleneck_limits():
 
 
 def _numpy_forward(params, x, mask):
-    """Loop-over-heads NumPy version of the model (independent of paperlib.attention)."""
+    """Loop-over-heads NumPy version of the model (independent of paperlib.models.attention)."""
     p = {k: np.asarray(v, dtype=float) for k, v in params._asdict().items() if k != "attention"}
     a = params.attention
     e = x @ p["w_embed"] + p["b_embed"]                      # (B, T, E)

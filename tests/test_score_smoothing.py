@@ -1,12 +1,12 @@
-"""Tests of paperlib.score_smoothing against closed forms, brute force and limits."""
+"""Tests of paperlib.generative.score_smoothing against closed forms, brute force and limits."""
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
-from paperlib import diffusion as df
-from paperlib import min_curvature as mc
-from paperlib import score_smoothing as ss
+from paperlib.generative import diffusion as df
+from paperlib.generative import min_curvature as mc
+from paperlib.generative import score_smoothing as ss
 
 TWO = np.array([-1.0, 1.0])
 FIVE = np.linspace(-1.0, 1.0, 5)

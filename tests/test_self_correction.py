@@ -1,4 +1,4 @@
-"""paperlib.self_correction and paperlib.in_context_hedge against loops, closed forms and brute force."""
+"""paperlib.online.self_correction and paperlib.online.in_context_hedge against loops, closed forms and brute force."""
 
 import itertools
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from paperlib import in_context_hedge as ich
-from paperlib import self_correction as sc
+from paperlib.online import in_context_hedge as ich
+from paperlib.online import self_correction as sc
 
 
 def _hedge_loop(preds, labels, feedback, eta):

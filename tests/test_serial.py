@@ -1,4 +1,4 @@
-"""Unit tests of paperlib.serial against independent brute-force computations."""
+"""Unit tests of paperlib.complexity.serial against independent brute-force computations."""
 
 import itertools
 
@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from paperlib import serial as S
+from paperlib.complexity import serial as S
 
 # Rule 110 written out by hand from its definition: neighbourhood (left, centre, right) -> new centre.
 RULE110 = {

@@ -1,11 +1,11 @@
-"""Unit tests of paperlib.serial_controls against independent computations."""
+"""Unit tests of paperlib.complexity.serial_controls against independent computations."""
 
 import jax
 import numpy as np
 import pytest
 
-from paperlib import serial as S
-from paperlib import serial_controls as C
+from paperlib.complexity import serial as S
+from paperlib.complexity import serial_controls as C
 
 
 def sharp_rule_params(gain=40.0):
@@ -66,7 +66,7 @@ def test_value_errors():
 
 
 def test_learning_curve_matches_train_oneshot_and_its_own_final_accuracy():
-    # same keys as paperlib.serial.train_oneshot, so the same final parameters (independent code path);
+    # same keys as paperlib.complexity.serial.train_oneshot, so the same final parameters (independent code path);
     # the last recorded accuracy is that of the final parameters on x_eval
     # tiny sizes: compilation dominates the cost of this test; train_oneshot's arguments are those of
     # test_serial.py::test_vmapped_training_and_sampler_shapes, so a shared session reuses its program

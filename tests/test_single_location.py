@@ -1,4 +1,4 @@
-"""Tests of paperlib.single_location against independent computations."""
+"""Tests of paperlib.transformers.single_location against independent computations."""
 
 import math
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paperlib import single_location as sl
+from paperlib.transformers import single_location as sl
 
 pytestmark = pytest.mark.usefixtures("x64")  # float64 references; see conftest.py
 

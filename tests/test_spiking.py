@@ -1,12 +1,12 @@
-"""Tests of paperlib.spiking against brute-force simulation and independent closed forms."""
+"""Tests of paperlib.boolean_analysis.spiking against brute-force simulation and independent closed forms."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib import boolean_fourier as bf
-from paperlib import spiking as sp
-from paperlib import spiking_exact as sx
+from paperlib.boolean_analysis import boolean_fourier as bf
+from paperlib.boolean_analysis import spiking as sp
+from paperlib.boolean_analysis import spiking_exact as sx
 
 
 def _scalar_neuron(c_seq, beta, theta):

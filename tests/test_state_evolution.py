@@ -1,4 +1,4 @@
-"""paperlib.state_evolution against quadrature, Monte Carlo, closed-form limits and simulation."""
+"""paperlib.scaling_laws.state_evolution against quadrature, Monte Carlo, closed-form limits and simulation."""
 
 import doctest
 
@@ -7,7 +7,7 @@ import pytest
 from scipy import integrate, stats
 from sklearn.linear_model import Lasso
 
-from paperlib import state_evolution as se
+from paperlib.scaling_laws import state_evolution as se
 
 
 def _quad_moments(theta, tau, t):

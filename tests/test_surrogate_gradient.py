@@ -1,12 +1,12 @@
-"""Tests of paperlib.surrogate_gradient: exact forward pass, surrogate derivative, training."""
+"""Tests of paperlib.boolean_analysis.surrogate_gradient: exact forward pass, surrogate derivative, training."""
 
 import jax
 import numpy as np
 import pytest
 
-from paperlib import boolean_fourier as bf
-from paperlib import spiking as sp
-from paperlib import surrogate_gradient as sg
+from paperlib.boolean_analysis import boolean_fourier as bf
+from paperlib.boolean_analysis import spiking as sp
+from paperlib.boolean_analysis import surrogate_gradient as sg
 
 
 def test_forward_equals_numpy_network():

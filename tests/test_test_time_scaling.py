@@ -1,4 +1,4 @@
-"""paperlib.test_time_scaling against brute force, closed forms and known bounds."""
+"""paperlib.online.test_time_scaling against brute force, closed forms and known bounds."""
 
 import itertools
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib import test_time_scaling as tts
+from paperlib.online import test_time_scaling as tts
 
 
 def _sc_brute_force(n, probs):

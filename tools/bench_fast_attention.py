@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Wall time of ``paperlib.fast_attention`` against the fastest exact attention we have, side by side.
+"""Wall time of ``paperlib.transformers.fast_attention`` against the fastest exact attention we have, side by side.
 
 Usage::
 
@@ -9,7 +9,7 @@ Usage::
 For every size it first races the exact attention implementations on one input (d = 1), in float64
 and in float32:
 
-* ``paperlib.attention.chunked_softmax_attention``: row-max shifted, ``jax.lax.map`` over blocks of
+* ``paperlib.models.attention.chunked_softmax_attention``: row-max shifted, ``jax.lax.map`` over blocks of
   1024 queries, compiled by ``jax.jit`` into one XLA loop;
 * the same algorithm written by hand with blocks of 256 and of 4096 queries;
 * ``jax.nn.dot_product_attention``, which materialises the ``n x n`` scores (only for n <= 2^13).
@@ -51,8 +51,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from paperlib.attention import chunked_softmax_attention  # noqa: E402
-from paperlib.fast_attention import attention_inputs, build_tree, error_bound, fast_attention  # noqa: E402
+from paperlib.models.attention import chunked_softmax_attention  # noqa: E402
+from paperlib.transformers.fast_attention import attention_inputs, build_tree, error_bound, fast_attention  # noqa: E402
 
 OUT = ROOT / "book" / "chapters" / "data" / "fast_attention_bench.csv"
 PEERS_OUT = OUT.with_name("fast_attention_bench_peers.csv")

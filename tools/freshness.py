@@ -4,7 +4,7 @@ A chapter's outputs (numbers, figures, claim verdicts) are a function of
 
 * its source, ``book/chapters/<slug>.md``;
 * the modules of ``paperlib`` it imports, directly or through other ``paperlib`` modules (the plot
-  style in ``paperlib/plotting.py`` among them);
+  style in ``paperlib/core/plotting.py`` among them);
 * the locked environment: every ``requirements*.txt`` at the repository root.
 
 :func:`chapter_inputs` lists those files and :func:`chapter_digest` hashes them. ``tools/regenerate.py``
@@ -62,15 +62,17 @@ def _imports_of(source: str, *, current: str | None = None) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level and current:
                 pkg = current.split(".")
-                # a module's package is its name minus the last part (an __init__ is its own package)
-                anchor = pkg[: len(pkg) - node.level] if not current.endswith("__init__") else pkg
+                # a module's package is its name minus the last part; an __init__'s is the package it opens
+                if pkg[-1] == "__init__":
+                    pkg = pkg[:-1] + ["__init__"]
+                anchor = pkg[: len(pkg) - node.level]
                 mod = ".".join(anchor + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
             if mod.split(".")[0] != "paperlib":
                 continue
             out.add(mod)
-            for a in node.names:  # `from paperlib import claims` imports the module paperlib.claims
+            for a in node.names:  # `from paperlib.core import claims` imports the module paperlib.core.claims
                 out.add(f"{mod}.{a.name}")
     return {m for m in out if _module_file(m) is not None}
 

@@ -210,7 +210,7 @@ class Context:
     book_url: str | None  # published site root, e.g. https://org.github.io/repo/ (None: no links)
     docs: dict[str, str]  # docname (e.g. "book/references") -> title
     slug: str
-    glue: dict[str, str] = field(default_factory=dict)  # glued run numbers (paperlib.claims.quote)
+    glue: dict[str, str] = field(default_factory=dict)  # glued run numbers (paperlib.core.claims.quote)
 
     def doc_link(self, target: str, text: str | None) -> str:
         name = target.split("/")[-1].removesuffix(".md").removesuffix(".ipynb")
@@ -458,7 +458,7 @@ def git_sha() -> str | None:
     return out.stdout.strip() or None
 
 
-GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue records (paperlib.claims.quote)
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue records (paperlib.core.claims.quote)
 
 
 def glue_values(nb) -> tuple[dict[str, str], list[str]]:

@@ -11,7 +11,7 @@ disagree with the notebooks):
   its kind, prediction, measurement, tolerance and verdict at seeds 0, 1 and 2;
 * ``book/_generated/status.md``: when, where and with which versions each chapter was executed.
 
-Seed 0 is read from the ``PASS | kind | ...`` lines that :func:`paperlib.claims.check_claim` printed
+Seed 0 is read from the ``PASS | kind | ...`` lines that :func:`paperlib.core.claims.check_claim` printed
 into the committed ``.ipynb``; seeds 1 and 2, the runtime and the machine from the notebook metadata
 that ``tools/regenerate.py`` records under ``executable_theory``.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from paperlib.claims import ClaimResult, parse_claim_line, parse_verdict_line
+from paperlib.core.claims import ClaimResult, parse_claim_line, parse_verdict_line
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book" / "chapters"

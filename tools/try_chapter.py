@@ -5,7 +5,7 @@ executed there with the chapter folder as working directory (as ``tools/regenera
 
 * every claim and verdict line it printed is listed;
 * every ``{glue:text}`key``` role in its Markdown cells is resolved against the glue records of the run
-  (``paperlib.claims.quote``); an unresolved key, or a key glued twice, is an error;
+  (``paperlib.core.claims.quote``); an unresolved key, or a key glued twice, is an error;
 * with ``--show``, each Markdown sentence that holds a glued number is printed with the value written in.
 
 Usage::

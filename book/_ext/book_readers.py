@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 STATIC = HERE.parent / "_static"
 
-# The two line forms printed by paperlib.claims (kept in sync by tests/test_launch_notebooks.py).
+# The two line forms printed by paperlib.core.claims (kept in sync by tests/test_launch_notebooks.py).
 KINDS = ("reproduction", "derived", "contrast", "sanity")
 CLAIM_RE = re.compile(
     r"^(?P<verdict>PASS|FAIL) \| (?P<kind>" + "|".join(KINDS) + r") \| (?P<claim>[^|]+?) \| "

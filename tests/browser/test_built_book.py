@@ -18,7 +18,7 @@ emulated at 800 px (the viewport and media are re-emulated on the loaded page). 
 It also **measures** and reports (terminal summary, and ``_build/browser-report.json``): overflowing
 blocks per page and width, images without alt text per chapter, and the smallest figure text at
 390 px, estimated per figure as ``pt * dpi / 72 * displayed width / natural width`` from the PNG's dpi
-and the book style's smallest font (tick labels; ``paperlib.plotting`` writes it into each PNG as
+and the book style's smallest font (tick labels; ``paperlib.core.plotting`` writes it into each PNG as
 ``book-min-font-pt``; images without it predate that and used 11 pt). That estimate must reach
 ``PHONE_MIN_FONT_PX`` (7.5 px) for every figure: at 390 px a wider figure's text cannot be read without
 zooming (the notebook gate checks the same from the stored PNGs). Screenshots land in

@@ -5,7 +5,7 @@ Yu et al. (ICLR 2026), Sec. 6.1: tokens x_t ~ N(0, I_4), target y = sum_{i<=D} m
 orthonormal projections a_i. Model: a two-layer ReLU token encoder (width 64) into E = 32, a trainable
 classification token that queries the T tokens with H_max masked heads of size n = 8 (h heads active),
 W_O, and a GELU feed-forward block of width N read out to a scalar. Adam with cosine decay from 3e-3,
-fresh batches of 256 (``paperlib.training.train``), NMSE on 4096 fresh sequences. All (h, seed) runs of
+fresh batches of 256 (``paperlib.models.training.train``), NMSE on 4096 fresh sequences. All (h, seed) runs of
 one (N, T) are one vmapped, compiled program.
 
 Usage::
@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paperlib.training import train
+from paperlib.models.training import train
 
 TOKEN_DIM, ENCODER_WIDTH, D_MODEL, D_HEAD = 4, 64, 32, 8
 
