@@ -2,8 +2,7 @@
 
 Chapters: noise-stable spiking networks.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.boolean_analysis.boolean_fourier`
     Fourier analysis of Boolean functions f: {-1, 1}^n -> {-1, 1}.

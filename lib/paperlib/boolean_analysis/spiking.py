@@ -353,7 +353,7 @@ def expected_noise_sensitivity(
     ValueError
         On any bad size or parameter, or when one network's float32 inputs and states
         (``16 * num_inputs * max(n, width) * (num_steps + 1)`` bytes) would exceed
-        :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        ``paperlib.core._validation.memory_limit`` (8 GiB by default).
         Also if ``rng`` is not a numpy.random.Generator.
 
     Examples

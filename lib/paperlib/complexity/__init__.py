@@ -2,8 +2,7 @@
 
 Chapters: inherently serial problems.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.complexity.serial`
     Inherently serial problems: Rule 110 light cones, fixed-depth vs diffusion vs sequential models.

@@ -2,8 +2,7 @@
 
 Chapters: every chapter.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.core.claims`
     The claim check: compare a measured number with a paper's prediction, loudly.

@@ -473,7 +473,7 @@ def quote(name: str, value, fmt: str) -> Quote:
     value : int or float (or a NumPy/JAX scalar)
         The number; finite (prose never quotes a NaN).
     fmt : str
-        A format specification as in :func:`format` (``".3f"``, ``".2g"``, ``"d"``, ``".0%"``,
+        A format specification as in ``format`` (``".3f"``, ``".2g"``, ``"d"``, ``".0%"``,
         ``",d"``).
 
     Returns

@@ -2,8 +2,7 @@
 
 Chapters: FedExProx versus GD; personalized collaboration.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.distributed.fedexprox`
     FedExProx on quadratic clients: proximal steps, server extrapolation, and the rates that count them.

@@ -174,7 +174,7 @@ def simulate(system, *, steps: int, runs: int, alpha: float, t0: float | None = 
     ValueError
         On a malformed system, systems of different shapes, or bad sizes and steps, or when the float32
         noise drawn up front (``4 * systems * steps * runs * n`` bytes, ``* d`` for a Gaussian system)
-        would exceed :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        would exceed ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Notes
     -----

@@ -693,7 +693,7 @@ def hinge_rounds(X, y, x0, gamma, *, eps, max_rounds, local=None, alpha=None) ->
     r"""Rounds until :math:`\max_b f(x_k^{(b)})/f(x_0^{(b)}) \le \varepsilon` for FedExProx on the smooth hinge loss.
 
     Each client solves its prox subproblem with ``local`` GD steps of size :math:`1/(L_i + 1/\gamma)`,
-    :math:`L_i = \lambda_{\max}(X_i^\top X_i)/m` (default :func:`local_steps` with :math:`L_{\max}`), and the
+    :math:`L_i = \lambda_{\max}(X_i^\top X_i)/m` (default :func:`~paperlib.distributed.moreau.local_steps` with :math:`L_{\max}`), and the
     server extrapolates with ``alpha``, by default :math:`1/(\gamma \hat L_\gamma)` where
     :math:`\hat L_\gamma = \frac1n\sum_i L_i/(1+\gamma L_i)` bounds the smoothness of :math:`M^\gamma`.
     ``gamma = 0`` runs GD on :math:`f` with step :math:`1/L`, :math:`L = \lambda_{\max}(\frac{1}{nm}\sum X_i^\top X_i)`.

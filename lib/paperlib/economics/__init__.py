@@ -2,8 +2,7 @@
 
 Chapters: Markov exchange economies.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.economics.markov_economies`
     Infinite-horizon Markov exchange economies as Markov pseudo-games (Goktas et al., ICLR 2026).

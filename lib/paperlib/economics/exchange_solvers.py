@@ -230,7 +230,7 @@ def init_generator(econ: ExchangeEconomy, *, width=16, runs=1, price_spread=1.0,
     ValueError
         If ``width`` or ``runs`` is not a positive integer, ``price_spread`` is not positive,
         ``rng`` is not a numpy Generator, or the parameters of ``runs`` networks would exceed
-        :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Examples
     --------

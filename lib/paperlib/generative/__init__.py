@@ -2,8 +2,7 @@
 
 Chapters: score smoothing in diffusion.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.generative.diffusion`
     Variance-exploding diffusion in a few functions: empirical score, probability-flow ODE, score nets.

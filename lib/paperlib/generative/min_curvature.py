@@ -15,7 +15,7 @@ score to a given loss,
 for two training points ``+-1``. This module computes that infimum **exactly** (up to a grid of
 knots): a function with kinks at the knots ``k_j`` is ``f = beta x + sum_j theta_j relu(x - k_j)``
 and ``R[f]`` is ``sum_j |theta_j|``, so the problem is a weighted lasso whose whole solution path
-(every ``eps`` at once) scikit-learn's LARS computes (:func:`sklearn.linear_model.lars_path`).
+(every ``eps`` at once) scikit-learn's LARS computes (``sklearn.linear_model.lars_path``).
 """
 
 from __future__ import annotations

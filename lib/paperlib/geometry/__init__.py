@@ -2,8 +2,7 @@
 
 Chapters: ReLU parameter-space topology; depth and readout in set networks.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.geometry.relu_dag`
     ReLU networks on directed acyclic graphs: the graph, the network and its loss.

@@ -13,9 +13,9 @@ hidden incidence matrix. Networks are the :class:`paperlib.geometry.relu_dag.Dag
 
 References
 ----------
-.. [1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
+.. [#conservation-laws-1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
    ReLU Networks: Connectivity and Singularities", ICLR 2026, arXiv:2602.00693.
-.. [2] S. S. Du, W. Hu, J. D. Lee, "Algorithmic regularization in learning deep homogeneous models:
+.. [#conservation-laws-2] S. S. Du, W. Hu, J. D. Lee, "Algorithmic regularization in learning deep homogeneous models:
    layers are automatically balanced", NeurIPS 2018.
 """
 

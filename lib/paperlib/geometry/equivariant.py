@@ -3,11 +3,11 @@
 A network on a set of ``n`` scalars ``x = (x_1, ..., x_n)`` is named by the string of its layer
 spaces (Pacini et al., 2025, 2026), read from input to output, with a ReLU between consecutive layers:
 
-``C``  width-1 convolution: the same affine map on every element, ``h_i -> W h_i + b``;
-``P``  the full ``S_n``-equivariant affine layer (DeepSets / sum-pooling PointNet),
-       ``h_i -> W h_i + V mean_j h_j + b``;
-``I``  the invariant layer, ``h -> W mean_i h_i + b``;
-``L``  a fully connected readout on the invariant vector, ``z -> W z + b``.
+- ``C``: width-1 convolution, the same affine map on every element, ``h_i -> W h_i + b``;
+- ``P``: the full ``S_n``-equivariant affine layer (DeepSets / sum-pooling PointNet),
+  ``h_i -> W h_i + V mean_j h_j + b``;
+- ``I``: the invariant layer, ``h -> W mean_i h_i + b``;
+- ``L``: a fully connected readout on the invariant vector, ``z -> W z + b``.
 
 So ``"CI"`` computes ``sum_i f(x_i)`` (up to scale), ``"CIL"`` is DeepSets with an MLP readout,
 ``"CCC"`` applies one scalar MLP to every element, ``"PCC"`` computes ``g(x_i, s)`` with

@@ -14,12 +14,12 @@ through ``q = theta**2``, its shape is read off the polytope ``P(c) = {q >= 0 : 
 
 References
 ----------
-.. [1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
+.. [#invariant-sets-1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
    ReLU Networks: Connectivity and Singularities", ICLR 2026, arXiv:2602.00693 (Theorem 1,
    connectedness; Theorem 2, singular points).
-.. [2] D. Gale, "A theorem on flows in networks", Pacific J. Math. 7, 1957 (feasibility of supplies
+.. [#invariant-sets-2] D. Gale, "A theorem on flows in networks", Pacific J. Math. 7, 1957 (feasibility of supplies
    and demands).
-.. [3] J.-C. Picard, "Maximal closure of a graph and applications to combinatorial problems",
+.. [#invariant-sets-3] J.-C. Picard, "Maximal closure of a graph and applications to combinatorial problems",
    Management Science 22(11), 1976 (minimum-weight closure by a minimum cut).
 """
 

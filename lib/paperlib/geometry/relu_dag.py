@@ -13,7 +13,7 @@ a bias is an edge from a constant input).
 
 References
 ----------
-.. [1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
+.. [#relu-dag-1] M. Nurisso, P. Leroy, G. Petri, F. Vaccarino, "Topology and Geometry of the Learning Space of
    ReLU Networks: Connectivity and Singularities", ICLR 2026, arXiv:2602.00693.
 """
 

@@ -2,8 +2,7 @@
 
 Chapters: GNN minimax rates.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.graphs.graph_structure`
     Graph structure for the GNN minimax chapter: validation, components, spectra, random models.

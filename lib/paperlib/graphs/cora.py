@@ -6,7 +6,7 @@ returns its largest connected component as a :class:`CoraGraph`.
 
 References
 ----------
-.. [1] A. McCallum, K. Nigam, J. Rennie and K. Seymore, "Automating the Construction of Internet
+.. [#cora-1] A. McCallum, K. Nigam, J. Rennie and K. Seymore, "Automating the Construction of Internet
    Portals with Machine Learning", Information Retrieval 3, 2000 (the Cora data set).
 """
 

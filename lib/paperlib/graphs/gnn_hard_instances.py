@@ -9,7 +9,7 @@ to every target and returns the excess risks, whose maximum over the packing is 
 
 References
 ----------
-.. [1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
+.. [#gnn-hard-instances-1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
    Bounds and Structural Effects", ICLR 2026, https://openreview.net/forum?id=P2GIT8LpV2
    (Eq. 1 message passing, Theorem 1 / Eq. 6-7).
 """
@@ -168,7 +168,7 @@ def worst_case_excess_risk(ns, d: int, ks, *, n_seeds: int = 8, sigma: float = 1
 
     For each ``n`` and seed: draw ``n`` path graphs (:func:`sample_graph_features`), one target per
     sparsity (:func:`sparse_packing_targets`), responses ``Y = Z β* + σ U`` with ``U ~ N(0, 1)``, fit
-    :func:`lasso_fista` with the theory-set penalty ``λ = σ sqrt(2 log d / n)`` (no tuning on test
+    :func:`~paperlib.graphs.lasso.lasso_fista` with the theory-set penalty ``λ = σ sqrt(2 log d / n)`` (no tuning on test
     data) and record the population excess risk ``E[(f̂ - f*)²] = ||β̂ - β*||²`` (the read-out
     features are isotropic). The worst case of Theorem 1 is ``max`` over the last axis.
 

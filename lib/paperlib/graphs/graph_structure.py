@@ -8,7 +8,7 @@ block model with prescribed homophily) and :func:`degree_preserving_rewire` (dou
 
 References
 ----------
-.. [1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
+.. [#graph-structure-1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
    Bounds and Structural Effects", ICLR 2026, https://openreview.net/forum?id=P2GIT8LpV2
    (Theorem 2 / Eq. 8, Table 1 spectral gaps).
 """
@@ -200,7 +200,7 @@ def contextual_sbm(N: int, K: int, avg_degree: float, h: float, d: int, mu: floa
     ------
     ValueError
         On invalid sizes or probabilities above one, or when the dense ``N x N`` draw (about
-        ``18 N**2`` bytes) would exceed :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        ``18 N**2`` bytes) would exceed ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Examples
     --------

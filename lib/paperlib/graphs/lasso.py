@@ -6,7 +6,7 @@ independent lasso solver.
 
 References
 ----------
-.. [1] A. Beck and M. Teboulle, "A Fast Iterative Shrinkage-Thresholding Algorithm for Linear
+.. [#lasso-1] A. Beck and M. Teboulle, "A Fast Iterative Shrinkage-Thresholding Algorithm for Linear
    Inverse Problems", SIAM J. Imaging Sciences 2(1), 2009.
 """
 

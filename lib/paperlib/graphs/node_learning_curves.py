@@ -8,10 +8,10 @@ log-log slopes.
 
 References
 ----------
-.. [1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
+.. [#node-learning-curves-1] A. Ghasemi and H. Pishro-Nik, "Minimax Sample Complexity of Graph Neural Networks: Lower
    Bounds and Structural Effects", ICLR 2026, https://openreview.net/forum?id=P2GIT8LpV2
    (Eq. 3 transductive risk, Section 4 ratio diagnostics).
-.. [2] F. Wu et al., "Simplifying Graph Convolutional Networks", ICML 2019 (SGC features).
+.. [#node-learning-curves-2] F. Wu et al., "Simplifying Graph Convolutional Networks", ICML 2019 (SGC features).
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Chapters: implicit models.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.implicit.implicit_models`
     Implicit models: fixed points of a learned operator, iterated at test time.

@@ -129,7 +129,7 @@ def fit_capped_operator(x, target, *, key, lip_x: float, y_scale: float, width: 
 
     Loss :math:`\frac1M\sum_i\big((y_i-F_i)/y_{\rm scale}\big)^2`, Adam with a cosine-decayed step,
     full batch. By default :math:`y` is the fixed point, found by Newton's method and differentiated
-    implicitly (:func:`fixed_point`), as in deep equilibrium models; Picard iteration is used only at
+    implicitly (:func:`~paperlib.implicit.implicit_models.fixed_point`), as in deep equilibrium models; Picard iteration is used only at
     test time. With ``unroll=T`` the loss is taken instead at the :math:`T`-th Picard iterate from
     :math:`y_0=0` and differentiated through the :math:`T` steps (truncated unrolling), a control.
 

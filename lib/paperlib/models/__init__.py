@@ -2,8 +2,7 @@
 
 Chapters: attention heads, test-time scaling, softmax vs linear attention, fast attention, inherently serial problems, score smoothing, data reconstruction, implicit models, transfer learning, equivariant networks.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.models.training`
     A jitted training loop: optax optimiser, ``lax.scan`` over steps, fresh minibatch keys.

@@ -69,7 +69,7 @@ def train(
     ------
     ValueError
         If ``steps`` is not a positive integer (at most ``2**31 - 1``) or its keys and losses would
-        exceed :func:`paperlib.core._validation.memory_limit`, if ``key`` is not a JAX PRNG key, or if a
+        exceed ``paperlib.core._validation.memory_limit``, if ``key`` is not a JAX PRNG key, or if a
         leaf of ``params`` is not finite or lies beyond float32's range.
 
     Notes

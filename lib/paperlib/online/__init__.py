@@ -2,8 +2,7 @@
 
 Chapters: test-time scaling; bandit conformal prediction.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.online.bandits`
     Exponential weights for online learning: Hedge (full information) and EXP3.P (bandit feedback).

@@ -137,9 +137,9 @@ def reactive_bandit_run(horizon, grid, *, lam, eta, gamma, beta=0.0, unlock=True
     horizon : int
         Number of rounds :math:`T \ge 1`.
     grid : array_like, shape (K,)
-        Thresholds (:func:`threshold_grid`).
+        Thresholds (:func:`~paperlib.online.conformal.threshold_grid`).
     lam, eta, gamma, beta, unlock
-        As in :func:`online_conformal_bandit` (scalars).
+        As in :func:`~paperlib.online.conformal.online_conformal_bandit` (scalars).
     num_classes : int, default 10
     easy, hard : float, default 3.0 and 0.7
     replicates : int, optional

@@ -2,8 +2,7 @@
 
 Chapters: batch-size schedules; diagonal-network scaling laws.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.scaling_laws.batch_schedules`
     Batch-size schedules at a fixed data budget: two-stage switches, catch-up, optimal schedules.

@@ -398,11 +398,11 @@ def fit_lasso(X, y, *, weight_decay, method: str = "auto", tol: float = 1e-8, ma
     The penalty is ``α = √d λ / n`` (:func:`lasso_penalty`) in scikit-learn's objective
     ``(1/2n)‖y - Xθ‖² + α‖θ‖₁``, without intercept. Two scikit-learn solvers:
 
-    * ``"lars"``: :func:`sklearn.linear_model.lars_path` with the LASSO modification, run once down
+    * ``"lars"``: ``sklearn.linear_model.lars_path`` with the LASSO modification, run once down
       to the smallest penalty; the path is piecewise linear in ``α``, so every requested penalty is
       read off exactly by interpolation between breakpoints. Fast when ``n <= d``, where coordinate
       descent crawls at small penalties (near basis pursuit).
-    * ``"cd"``: :func:`sklearn.linear_model.lasso_path`, coordinate descent with warm starts and the
+    * ``"cd"``: ``sklearn.linear_model.lasso_path``, coordinate descent with warm starts and the
       Gram matrix precomputed when ``n >= d``; fast when ``n > d``.
 
     Parameters

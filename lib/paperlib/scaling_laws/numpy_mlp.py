@@ -58,7 +58,7 @@ def mlp_init_numpy(d_in, width, n_out, runs, *, rng):
     ------
     ValueError
         If a size is not a positive integer or ``rng`` is not a numpy Generator, or the weights of
-        ``runs`` networks would exceed :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        ``runs`` networks would exceed ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Examples
     --------

@@ -2,8 +2,7 @@
 
 Chapters: attention heads and retrieval; softmax vs linear attention; fast attention, any temperature.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.transformers.retrieval`
     Generalized :math:`D`-retrieval and the one-layer, :math:`h`-head transformer that approximates it.

@@ -27,13 +27,13 @@ in threads (leaves, nodes of a level and queries are independent).
 
 References
 ----------
-.. [1] S. Gupta, B. Huang, B. Saha, Y. Xu, C. Ye, "Subquadratic Algorithms and Hardness for
+.. [#fast-attention-1] S. Gupta, B. Huang, B. Saha, Y. Xu, C. Ye, "Subquadratic Algorithms and Hardness for
    Attention with Any Temperature", ICLR 2026 (arXiv:2505.14840), main upper bound.
-.. [2] J. Alman, Z. Song, "Fast Attention Requires Bounded Entries", NeurIPS 2023.
-.. [3] J. Matousek, "Efficient Partition Trees", Discrete Comput. Geom. 8(3):315-334, 1992.
-.. [4] J. L. Bentley, "Multidimensional Binary Search Trees Used for Associative Searching",
+.. [#fast-attention-2] J. Alman, Z. Song, "Fast Attention Requires Bounded Entries", NeurIPS 2023.
+.. [#fast-attention-3] J. Matousek, "Efficient Partition Trees", Discrete Comput. Geom. 8(3):315-334, 1992.
+.. [#fast-attention-4] J. L. Bentley, "Multidimensional Binary Search Trees Used for Associative Searching",
    Commun. ACM 18(9):509-517, 1975.
-.. [5] L. Greengard, J. Strain, "The Fast Gauss Transform", SIAM J. Sci. Stat. Comput.
+.. [#fast-attention-5] L. Greengard, J. Strain, "The Fast Gauss Transform", SIAM J. Sci. Stat. Comput.
    12(1):79-94, 1991 (moments about cell centres and their shift to the parent cell).
 """
 
@@ -87,7 +87,7 @@ def multi_indices(d: int, p: int) -> np.ndarray:
     ------
     ValueError
         If ``d < 1`` or ``p < 0``, or the ``(p + 1)**d``-row grid the indices are drawn from would exceed
-        :func:`paperlib.core._validation.memory_limit` (8 GiB by default; ``d = 10`` with ``p = 24`` needs
+        ``paperlib.core._validation.memory_limit`` (8 GiB by default; ``d = 10`` with ``p = 24`` needs
         about 14,000 TiB).
 
     Examples
@@ -308,7 +308,7 @@ def build_tree(K, V, *, leaf: int = 64, p: int = 24) -> KeyTree:
     ValueError
         On wrong shapes, non-finite entries or bad sizes, or when the padded keys (``leaf * 2**depth``
         rows), the multi-index table or the node moments would exceed
-        :func:`paperlib.core._validation.memory_limit` (8 GiB by default), naming ``leaf`` or ``p``.
+        ``paperlib.core._validation.memory_limit`` (8 GiB by default), naming ``leaf`` or ``p``.
 
     Examples
     --------
@@ -492,7 +492,7 @@ def global_poly_attention(Q, K, V, *, p: int = 24) -> np.ndarray:
     ------
     ValueError
         On wrong shapes, non-finite entries or ``p < 0``, or when the multi-indices or monomials of
-        degree ``p`` would exceed :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        degree ``p`` would exceed ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Examples
     --------
@@ -560,7 +560,7 @@ def attention_inputs(n: int, d: int, B: float, *, layout: str = "uniform", rng):
     ValueError
         On a non-positive size or bound, an unknown layout, ``layout="band"`` with ``d < 2``, an
         ``rng`` that is not a Generator, or ``n * d`` too large for
-        :func:`paperlib.core._validation.memory_limit` (8 GiB by default).
+        ``paperlib.core._validation.memory_limit`` (8 GiB by default).
 
     Examples
     --------

@@ -812,7 +812,7 @@ def select_and_score(X, y, X_val, y_val, k_star, v_star, proj, *, alphas, lambda
     lambdas : array, shape (q,)
         Ridge grid (>= 0).
     activations : tuple of str, default ("softmax", "linear")
-        Activations from :data:`ACTIVATIONS` (``"erf"`` with offset 0).
+        Activations from ``ACTIVATIONS`` (``"erf"`` with offset 0).
     steps : int, default 1000
     lr : float, default 0.05
     key : jax.random key

@@ -2,8 +2,7 @@
 
 Chapters: transfer in wide networks; data reconstruction law.
 
-Modules
--------
+Modules:
 
 :mod:`~paperlib.wide_networks.random_features`
     Random-features models, once for the whole book: the feature map, its ridge/min-norm fit, predictions.

@@ -22,9 +22,9 @@ linear target needs ``γ`` of order one to learn features.
 
 References
 ----------
-.. [1] C. Lauditi, B. Bordelon and C. Pehlevan, "Transfer Learning in Infinite Width Feature Learning
+.. [#adaptive-kernels-1] C. Lauditi, B. Bordelon and C. Pehlevan, "Transfer Learning in Infinite Width Feature Learning
    Networks", ICLR 2026, arXiv:2507.04448 (v2: gradient flow, fine-tuning and jointly rich training).
-.. [2] C. Lauditi, B. Bordelon and C. Pehlevan, "Adaptive kernel predictors from feature-learning
+.. [#adaptive-kernels-2] C. Lauditi, B. Bordelon and C. Pehlevan, "Adaptive kernel predictors from feature-learning
    infinite limits of neural networks", arXiv:2502.07998 (code: clarissalauditi/adaptive_kernel_predictors).
 """
 

@@ -19,7 +19,7 @@ The experiment
 
 References
 ----------
-.. [1] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
+.. [#identifiability-1] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
    Features (and Beyond)", ICLR 2026, arXiv:2509.22214; code github.com/iurada/data-reconstruction-law.
 """
 

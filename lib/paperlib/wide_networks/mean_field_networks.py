@@ -17,9 +17,9 @@ any activation on samples. Their infinite-width theory is :mod:`paperlib.wide_ne
 
 References
 ----------
-.. [1] C. Lauditi, B. Bordelon and C. Pehlevan, "Transfer Learning in Infinite Width Feature Learning
+.. [#mean-field-networks-1] C. Lauditi, B. Bordelon and C. Pehlevan, "Transfer Learning in Infinite Width Feature Learning
    Networks", ICLR 2026, arXiv:2507.04448.
-.. [2] The authors' code for "Adaptive kernel predictors from feature-learning infinite limits of neural
+.. [#mean-field-networks-2] The authors' code for "Adaptive kernel predictors from feature-learning infinite limits of neural
    networks" (clarissalauditi/adaptive_kernel_predictors, ``2layer_mlp/GF.py`` and ``DMFT.py``): the
    readout ``1/(γ₀N)`` with the step scaled by ``Nγ₀²``; our ``γ`` is ``γ₀√D``.
 """

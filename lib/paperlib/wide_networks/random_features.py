@@ -22,8 +22,8 @@ precision JAX is configured for).
 
 References
 ----------
-.. [1] A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NeurIPS 2007.
-.. [2] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
+.. [#random-features-1] A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NeurIPS 2007.
+.. [#random-features-2] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
    Features (and Beyond)", ICLR 2026, arXiv:2509.22214 (Section 2: the RF model and its min-norm fit).
 """
 
@@ -60,7 +60,7 @@ ACTIVATIONS = ("relu", "relu_tanh", "tanh", "linear")
 
 
 def _act(z, name: str, xp=jnp):
-    """σ(z) for ``name`` in :data:`ACTIVATIONS`, with ``xp`` = numpy or jax.numpy."""
+    """σ(z) for ``name`` in ``ACTIVATIONS``, with ``xp`` = numpy or jax.numpy."""
     if name == "relu":
         return xp.maximum(z, 0.0)
     if name == "relu_tanh":
@@ -71,7 +71,7 @@ def _act(z, name: str, xp=jnp):
 
 
 def _act_derivative(z, name: str, xp=jnp):
-    """σ'(z) for ``name`` in :data:`ACTIVATIONS` (ReLU: 1 for z > 0, else 0)."""
+    """σ'(z) for ``name`` in ``ACTIVATIONS`` (ReLU: 1 for z > 0, else 0)."""
     if name == "relu":
         return (z > 0).astype(z.dtype)
     if name == "relu_tanh":

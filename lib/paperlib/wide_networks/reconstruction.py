@@ -29,11 +29,11 @@ Everything except :func:`reconstruct_first_order` is numpy float64: the attack m
 
 References
 ----------
-.. [1] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
+.. [#reconstruction-1] L. Iurada, S. Bombari, T. Tommasi and M. Mondelli, "A Law of Data Reconstruction for Random
    Features (and Beyond)", ICLR 2026, arXiv:2509.22214; code github.com/iurada/data-reconstruction-law
    (``rf_experiments.py``: projection loss, SGD with momentum, re-projection on the sphere;
    ``utils.py``: Hungarian matching).
-.. [2] K. Levenberg (1944), D. Marquardt (1963): damped Gauss-Newton for nonlinear least squares.
+.. [#reconstruction-2] K. Levenberg (1944), D. Marquardt (1963): damped Gauss-Newton for nonlinear least squares.
 """
 
 from __future__ import annotations
