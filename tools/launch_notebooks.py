@@ -212,6 +212,16 @@ class Context:
     slug: str
     glue: dict[str, str] = field(default_factory=dict)  # glued run numbers (paperlib.core.claims.quote)
 
+    def api_link(self, body: str) -> str:
+        """``{py:obj}`~paperlib.field.module.name``` -> `` `name` ``, linked to book/api/<field>.html#<path>."""
+        text, target = _explicit(body)
+        path = target.lstrip("~")
+        shown = text or (path.split(".")[-1] if target.startswith("~") else path)
+        parts = path.split(".")
+        if self.book_url and len(parts) >= 2 and parts[0] == "paperlib":
+            return f"[`{shown}`]({self.book_url.rstrip('/')}/book/api/{parts[1]}.html#{path})"
+        return f"`{shown}`"
+
     def doc_link(self, target: str, text: str | None) -> str:
         name = target.split("/")[-1].removesuffix(".md").removesuffix(".ipynb")
         docname = next((d for d in self.docs if d.split("/")[-1] == name), None)
@@ -268,6 +278,8 @@ def convert_roles(text: str, ctx: Context) -> str:
             return f"<{role}>{body}</{role}>"
         if role in {"code", "literal", "kbd", "file", "samp"}:
             return f"`{body}`"
+        if role.startswith("py:"):  # an API reference: the name, linked to its entry on the book's API page
+            return ctx.api_link(body)
         text, _target = _explicit(body)
         return text or body  # abbr, term, download, ...: the visible text
 

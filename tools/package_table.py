@@ -61,6 +61,24 @@ def _summary(sub: str) -> str:
     return doc.split("\n\n")[0].replace("\n", " ")
 
 
+def private_parts(module: str) -> list[str]:
+    """File names of the private modules (``_x.py``) of its own subpackage that public ``module`` imports."""
+    path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    out = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and (node.module or "").startswith("_"):
+            name = f"{node.module}.py"
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _files(module: str) -> str:
+    parts = private_parts(module)
+    main = f"`lib/{module.replace('.', '/')}.py`"
+    return main + (f" ({', '.join(f'`{p}`' for p in parts)})" if parts else "")
+
+
 def tables() -> str:
     chs = chapters()
     uses = {slug: chapter_modules(slug) for slug, _ in chs}
@@ -70,9 +88,9 @@ def tables() -> str:
         if sub == "core":
             users = ["every chapter"]
         lines.append(f"| `paperlib.{sub}` | {_summary(sub)} | {'; '.join(users) or '(through other subpackages)'} |")
-    lines += ["", "| chapter | its algorithm lives in |", "|---|---|"]
+    lines += ["", "| chapter | its algorithm lives in (the private files a module re-exports in brackets) |", "|---|---|"]
     for slug, title in chs:
-        files = ", ".join(f"`lib/{m.replace('.', '/')}.py`" for m in uses[slug])
+        files = ", ".join(_files(m) for m in uses[slug])
         lines.append(f"| {title} (`{slug}`) | {files} |")
     return "\n".join(lines)
 
