@@ -16,7 +16,7 @@ NOT_LOCKED := paperlib|pip|setuptools|wheel|graphdatascience
 LAUNCH := $(patsubst book/chapters/%.ipynb,_build/launch/book/chapters/%.ipynb,$(wildcard book/chapters/*.ipynb))
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: help venv reader-venv book test portability unit nbval browser-test regenerate bench ledger lab launch lock clean
+.PHONY: help venv reader-venv book test portability nulls nulls-record unit nbval browser-test regenerate bench ledger lab launch lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -66,6 +66,15 @@ PORTABILITY_ENV ?= XLA_FLAGS=--xla_cpu_max_isa=SSE4_2 OPENBLAS_CORETYPE=Haswell 
 
 portability: venv  ## execute every chapter under a second numeric configuration; compare with the committed outputs [JOBS=2]
 	env $(PORTABILITY_ENV) $(BIN)/python -m pytest -p no:cacheprovider $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile) book/chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 --durations=5
+
+# The null registry (issue 26; paperlib.core.nulls): each chapter under each declared null variant must make every
+# reproduction and derived check that names the variant FAIL. `nulls` checks (CI), `nulls-record` rewrites the records.
+nulls: venv  ## execute every chapter under each of its null variants; fail when a null no longer rejects a check [JOBS=2]
+	$(BIN)/python tools/nulls.py --check -j $(if $(filter 0,$(JOBS)),1,$(JOBS))
+
+nulls-record: venv  ## as `nulls`, and write book/_generated/nulls/<slug>.json (after `make regenerate`) [CHAPTERS="a b"]
+	$(BIN)/python tools/nulls.py --write -j $(if $(filter 0,$(JOBS)),1,$(JOBS)) $(CHAPTERS)
+	$(BIN)/python tools/ledger.py
 
 unit: venv  ## only the fast tests of lib/ and the notebook gate (no notebook execution)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests --ignore=tests/browser --deselect tests/test_colab_simulation.py

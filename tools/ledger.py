@@ -19,6 +19,7 @@ that ``tools/regenerate.py`` records under ``executable_theory``.
 from __future__ import annotations
 
 import re
+import json
 from pathlib import Path
 
 import nbformat
@@ -131,6 +132,64 @@ def seed_verdicts(path: Path) -> dict[str, list[bool | None]]:
     return out
 
 
+NULLS = ROOT / "book" / "_generated" / "nulls"
+#: Kinds that must name a null variant they reject (issue 26; paperlib.core.nulls).
+NULL_KINDS = ("reproduction", "derived")
+
+
+def null_record(slug: str) -> dict | None:
+    """The chapter's null-run record (``tools/nulls.py --write``), or None when absent or stale."""
+    import freshness
+
+    path = NULLS / f"{slug}.json"
+    if not path.exists():
+        return None
+    rec = json.loads(path.read_text())
+    if freshness.stale_inputs(rec.get("inputs", {}), freshness.input_hashes(slug)):
+        return None
+    return rec
+
+
+def null_results(rec: dict | None, claim: str) -> list[tuple[str, str | None, bool | None]]:
+    """``(variant, measured, passed)`` for each variant ``claim`` names (``rejects``) in ``rec``."""
+    if not rec:
+        return []
+    names: list[str] = []
+    for run in rec.get("runs", {}).values():
+        for c in run.get("claims", []):
+            if c["claim"] == claim and c.get("rejects"):
+                names = list(c["rejects"])
+                break
+        if names:
+            break
+    out = []
+    for v in names:
+        got = [c for c in rec["runs"].get(v, {}).get("claims", []) if c["claim"] == claim]
+        out.append((v, got[0]["measured"] if got else None, None if not got else all(c["passed"] for c in got)))
+    return out
+
+
+def rejects_cell(r: ClaimResult, rec: dict | None, pending: bool) -> str:
+    """The ledger's "rejects" entry of one check: each named null with its value and verdict."""
+    res = null_results(rec, r.claim)
+    if res:
+        return "; ".join(f"{v} {m if m is not None else 'not reached'} "
+                         f"{'FAIL' if p is False else 'PASS' if p else '?'}" for v, m, p in res)
+    if r.kind not in NULL_KINDS:
+        return ""
+    return "not registered yet" if pending or rec is None else "**none registered**"
+
+
+def nulls_rejected(claims: list[ClaimResult], rec: dict | None) -> tuple[int, int]:
+    """(checks of kind reproduction/derived that FAIL under every null they name (at least one), all such checks)."""
+    need = [r for r in claims if r.kind in NULL_KINDS]
+    ok = 0
+    for r in need:
+        res = null_results(rec, r.claim)
+        ok += bool(res) and all(p is False for _, _, p in res)
+    return ok, len(need)
+
+
 def _esc(s: str) -> str:
     return s.replace("|", "\\|")
 
@@ -171,14 +230,16 @@ def _badge(verdict: str) -> str:
     return f'<span class="verdict-badge verdict-badge-{verdict.replace(" ", "-")}">{verdict}</span>'
 
 
-def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]]) -> str:
+def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]], rec: dict | None = None) -> str:
     repro = [r for r in claims if r.kind == "reproduction"]
     other = [r for r in claims if r.kind != "reproduction"]
     seeds = _seeds_holding(sv)
     seeds = "0\u20132" if seeds == "0, 1, 2" else seeds
+    k, n = nulls_rejected(claims, rec)
+    nulls = f"{k}/{n} shown to reject a null" if rec else "nulls not registered yet"
     return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions \u00b7 "
             f"{sum(r.passed for r in other)}/{len(other)} other \u00b7 "
-            + ("seeds " + seeds if seeds != "none" else "no seed where all hold"))
+            + ("seeds " + seeds if seeds != "none" else "no seed where all hold") + f" \u00b7 {nulls}")
 
 
 def summary_line(rows: list[dict]) -> str:
@@ -225,7 +286,7 @@ def chapters_markdown() -> str:
                 f"{detail}</details>")
         table.append(
             f"| {number} | {{doc}}`{_esc(short_title(slug))} <chapters/{slug}>` | {cell} | "
-            f"{_checks_cell(claims, sv)} |"
+            f"{_checks_cell(claims, sv, null_record(slug))} |"
         )
     runs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {})
             for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
@@ -258,19 +319,24 @@ def ledger_markdown() -> str:
             continue
         claims = claims_in_notebook(ipynb)
         sv = seed_verdicts(ipynb)
+        rec = null_record(slug)
+        k, n = nulls_rejected(claims, rec)
+        nulls = (f"{k} of {n} reproduction and derived checks shown to reject a registered null "
+                 f"(`make nulls`)" if rec else "null variants not registered yet (issue 26)")
         parts += [
             f"## {number}. {short_title(slug)}",
             "",
-            f"{{doc}}`Read the chapter <chapters/{slug}>`; executed in {_runtime(chapter_meta(ipynb))}.",
+            f"{{doc}}`Read the chapter <chapters/{slug}>`; executed in {_runtime(chapter_meta(ipynb))}; {nulls}.",
             "",
             "````{container} ledger-table",
-            "| kind | claim | prediction | measured (seed 0) | tolerance | seed 0 | seed 1 | seed 2 |",
-            "|---|---|---|---|---|---|---|---|",
+            "| kind | claim | prediction | measured (seed 0) | tolerance | seed 0 | seed 1 | seed 2 | rejects (null: value, verdict) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for j, r in enumerate(claims):
             parts.append(
                 f"| {r.kind} | {_cell(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
-                f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2")) + " |"
+                f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2"))
+                + f" | {_esc(rejects_cell(r, rec, rec is None))} |"
             )
         parts += ["````", ""]
     return "\n".join(parts)

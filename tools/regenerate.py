@@ -118,6 +118,34 @@ def _seed_run(ipynb: Path, seed: int, timeout: int) -> dict:
     return run_notebook_at_seed(nbformat.read(ipynb, as_version=4), ipynb, seed, timeout)
 
 
+CLAIM_FIELDS = ("kind", "claim", "measured", "predicted", "tolerance", "passed")
+
+
+def run_notebook_recorded(nb, path: Path, timeout: int, env: dict[str, str]) -> dict:
+    """Execute ``nb`` (in memory) with ``env`` and ``BOOK_CLAIMS_RECORD`` set; return what was recorded.
+
+    Returns ``{"claims": [{kind, claim, measured, predicted, tolerance, passed, rejects}, ...],
+    "error": str | None, "seconds": float}`` (``error``: a failure outside the claim checks; the claims
+    recorded before it are kept; ``rejects``: the null variants the check names, ``paperlib.core.nulls``).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "claims.jsonl"
+        error = None
+        t0 = time.perf_counter()
+        try:
+            _run_kernel(nb, path, timeout, {**env, "BOOK_CLAIMS_RECORD": str(record)})
+        except Exception as exc:  # a failure outside the claim checks: keep what was recorded
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ''}"
+        seconds = time.perf_counter() - t0
+        rows = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
+    return {
+        "claims": [{**{k: r[k] for k in CLAIM_FIELDS}, "rejects": r.get("rejects", [])}
+                   for r in rows if r.get("type") == "claim"],
+        "error": error,
+        "seconds": round(seconds, 1),
+    }
+
+
 def run_notebook_at_seed(nb, path: Path, seed: int, timeout: int) -> dict:
     """Execute ``nb`` (in memory; ``path``: its file, whose folder is the working directory) at
     ``BOOK_SEED=seed`` with ``BOOK_CLAIMS_RECORD`` set, so a failing check is recorded, not raised.
@@ -126,21 +154,8 @@ def run_notebook_at_seed(nb, path: Path, seed: int, timeout: int) -> dict:
     (``error``: a failure outside the claim checks; the claims recorded before it are kept). Also used by
     ``tools/outside_runs/run_chapter_at_seed.py``.
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        record = Path(tmp) / "claims.jsonl"
-        error = None
-        try:
-            _run_kernel(nb, path, timeout, {"BOOK_SEED": str(seed), "BOOK_CLAIMS_RECORD": str(record)})
-        except Exception as exc:  # a failure outside the claim checks: keep what was recorded
-            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ''}"
-        rows = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
-    return {
-        "claims": [
-            {k: r[k] for k in ("kind", "claim", "measured", "predicted", "tolerance", "passed")}
-            for r in rows if r.get("type") == "claim"
-        ],
-        "error": error,
-    }
+    run = run_notebook_recorded(nb, path, timeout, {"BOOK_SEED": str(seed)})
+    return {"claims": run["claims"], "error": run["error"]}
 
 
 def _versions() -> dict:

@@ -47,6 +47,9 @@ import re
 from dataclasses import asdict, dataclass
 
 from ._validation import LINE_BREAKS, check_bool, check_int, check_real, check_single_line
+from .nulls import _check_rejects, active_null
+from ._claims_quote import Quote, quote  # noqa: F401
+from ._claims_verdict import RECORD_ENV_VAR, VERDICT_LINE_RE, VERDICTS, Verdict, declare_verdict, parse_verdict_line  # noqa: F401
 
 # The bad-input probe (tests/test_bad_input_probe.py) expects ValueError for NaN and inf; for a
 # measurement they are a *failed claim* instead (documented above), so those probes are exempt.
@@ -87,10 +90,6 @@ __all__ = [
 
 #: What a check shows, from strongest evidence for the paper to none (see the module docstring).
 KINDS = ("reproduction", "derived", "contrast", "sanity")
-#: A chapter's headline verdict, as an independent review with ``REVIEW.md`` rated it.
-VERDICTS = ("reproduced", "partly", "not reproduced")
-#: Environment variable naming a JSON-lines file: record every verdict there and do not raise.
-RECORD_ENV_VAR = "BOOK_CLAIMS_RECORD"
 
 
 class ClaimFailed(AssertionError):
@@ -172,6 +171,7 @@ def check_claim(
     high: float | None = None,
     digits: int = 4,
     raise_on_fail: bool = True,
+    rejects=(),
 ) -> ClaimResult:
     """Compare ``measured`` with the paper's prediction; print a one-line verdict; raise if it fails.
 
@@ -197,6 +197,10 @@ def check_claim(
         Significant digits in the printed line (keep the output deterministic and readable).
     raise_on_fail : bool, default True
         Raise :class:`ClaimFailed` after printing a ``FAIL`` line.
+    rejects : str or sequence of str, default ()
+        The null or broken variants (declared with :func:`paperlib.core.nulls.declare_nulls`) under
+        which this check must FAIL. Every ``reproduction`` and ``derived`` check names at least one;
+        ``tools/nulls.py`` runs the chapter under each and checks that it does.
 
     Returns
     -------
@@ -210,7 +214,7 @@ def check_claim(
     ValueError
         If ``kind`` is not one of :data:`KINDS`, the arguments do not describe exactly one form of
         prediction, a tolerance is negative or not finite, ``low > high``, or ``claim`` is empty or
-        contains ``|`` or a line break.
+        contains ``|`` or a line break, or ``rejects`` names a variant that is not declared.
 
     Examples
     --------
@@ -233,6 +237,7 @@ def check_claim(
         raise ValueError(f"measured must be a real number, got {measured!r}") from None
     digits = check_int("digits", digits, minimum=1, maximum=17)
     raise_on_fail = check_bool("raise_on_fail", raise_on_fail)
+    rejects = _check_rejects(rejects)
     atol = None if atol is None else check_real("atol", atol, minimum=0.0)
     rtol = None if rtol is None else check_real("rtol", rtol, minimum=0.0)
     low = None if low is None else check_real("low", low)
@@ -281,7 +286,8 @@ def check_claim(
     record = os.environ.get(RECORD_ENV_VAR, "").strip()
     if record:
         with open(record, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"type": "claim", **asdict(result)}) + "\n")
+            fh.write(json.dumps({"type": "claim", **asdict(result), "rejects": list(rejects),
+                                 "null": active_null()}) + "\n")
         return result
     if not passed and raise_on_fail:
         raise ClaimFailed(result.line())
@@ -328,204 +334,3 @@ def parse_claim_line(line: str) -> ClaimResult | None:
         tolerance=m["tolerance"],
         passed=m["verdict"] == "PASS",
     )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A chapter's headline verdict, as declared by :func:`declare_verdict`.
-
-    Attributes
-    ----------
-    verdict : str
-        One of :data:`VERDICTS`.
-    missing : str
-        One line on what is not reproduced (``"-"`` when nothing is missing).
-    """
-
-    verdict: str
-    missing: str
-
-    def _ipython_display_(self):
-        pass
-
-    def line(self) -> str:
-        """The one-line declaration that :func:`declare_verdict` prints."""
-        return f"VERDICT | {self.verdict} | {self.missing}"
-
-
-VERDICT_LINE_RE = re.compile(
-    r"^VERDICT \| (?P<verdict>" + "|".join(VERDICTS) + r") \| (?P<missing>[^|]+?)\s*$"
-)
-
-
-def declare_verdict(verdict: str, *, missing: str) -> Verdict:
-    """Declare the chapter's headline verdict once, in its claim-check section, and print it.
-
-    The verdict is the one an independent review of the chapter with the book's review rubric
-    reached: ``"reproduced"`` (the paper's headline claim holds in our experiment, checked by at
-    least one check of kind ``"reproduction"``), ``"partly"`` or ``"not reproduced"``. The front
-    page shows it beside the chapter's counts of passed checks.
-
-    Parameters
-    ----------
-    verdict : {"reproduced", "partly", "not reproduced"}
-        The headline verdict.
-    missing : str
-        One line on what the chapter does not reproduce (use ``"-"`` if nothing); no ``|``.
-
-    Returns
-    -------
-    Verdict
-        The declaration (also printed as ``VERDICT | <verdict> | <missing>``).
-
-    Raises
-    ------
-    ValueError
-        If ``verdict`` is not one of :data:`VERDICTS` or ``missing`` is empty or contains ``|``
-        or a line break (any that ``str.splitlines`` splits on).
-
-    Examples
-    --------
-    >>> v = declare_verdict("partly", missing="the paper's ImageNet experiment is out of scope")
-    VERDICT | partly | the paper's ImageNet experiment is out of scope
-    """
-    if not isinstance(verdict, str) or verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {', '.join(map(repr, VERDICTS))}; got {verdict!r}")
-    if not isinstance(missing, str) or not missing.strip():
-        raise ValueError("missing must be a non-empty string (use '-' when nothing is missing)")
-    if "|" in missing:
-        raise ValueError(f"missing must not contain '|', got {missing!r}")
-    check_single_line("missing", missing)
-    result = Verdict(verdict=verdict, missing=missing.strip())
-    print(result.line())
-    record = os.environ.get(RECORD_ENV_VAR, "").strip()
-    if record:
-        with open(record, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"type": "verdict", **asdict(result)}) + "\n")
-    return result
-
-
-def parse_verdict_line(line: str) -> Verdict | None:
-    """Parse a line printed by :func:`declare_verdict`; return ``None`` if it is not one.
-
-    Text with a line break inside (any that ``str.splitlines`` splits on) is not one line: ``None``.
-
-    Parameters
-    ----------
-    line : str
-        One line of a chapter's output.
-
-    Returns
-    -------
-    Verdict or None
-
-    Raises
-    ------
-    ValueError
-        If ``line`` is not a string.
-
-    Examples
-    --------
-    >>> parse_verdict_line("VERDICT | partly | the d = 20 sphere").verdict
-    'partly'
-    """
-    if not isinstance(line, str):
-        raise ValueError(f"line must be a string, got {type(line).__name__}")
-    text = line.strip()
-    if any(c in text for c in LINE_BREAKS):  # several lines, not one verdict line
-        return None
-    m = VERDICT_LINE_RE.match(text)
-    if m is None:
-        return None
-    return Verdict(verdict=m["verdict"], missing=m["missing"])
-
-
-class _Quoted:
-    """A formatted number whose plain-text display is the number itself, without string quotes."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-class Quote(str):
-    """The formatted number :func:`quote` returns: a ``str`` that displays nothing as a cell's last line."""
-
-    def _ipython_display_(self):
-        pass
-
-
-def quote(name: str, value, fmt: str) -> Quote:
-    """Format a number measured in this run and glue it for the chapter's prose.
-
-    The page text then quotes the run's own output: a Markdown cell writes ``{glue:text}`name```
-    where it would have typed the number (myst-nb's ``glue``), so text and printed output can never
-    disagree, and the launch notebooks (``tools/launch_notebooks.py``) write the same value in.
-    The glued value is the *formatted* number, so that the notebook gate and the portable output
-    comparison (``conftest.py``) see it with the precision the text shows.
-
-    Parameters
-    ----------
-    name : str
-        The glue key: letters, digits and ``_``, starting with a letter; unique in the chapter.
-    value : int or float (or a NumPy/JAX scalar)
-        The number; finite (prose never quotes a NaN).
-    fmt : str
-        A format specification as in ``format`` (``".3f"``, ``".2g"``, ``"d"``, ``".0%"``,
-        ``",d"``).
-
-    Returns
-    -------
-    Quote
-        The formatted number, as the page shows it (a ``str``; as a cell's last expression it displays
-        nothing, so the glued record stays the cell's only trace).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a valid key, ``value`` is a bool, a string, not a real scalar or not
-        finite, or ``fmt`` does not apply to it.
-
-    Examples
-    --------
-    >>> quote("final_loss", 0.31234, ".3f")
-    '0.312'
-    """
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
-        raise ValueError(f"name must be letters, digits and '_', starting with a letter; got {name!r}")
-    if isinstance(value, (bool, str, bytes)) or getattr(value, "dtype", None) == bool:
-        raise ValueError(f"value must be a real number, got {type(value).__name__}")
-    if not isinstance(fmt, str):
-        raise ValueError(f"fmt must be a format specification string, got {type(fmt).__name__}")
-    try:
-        import numpy as np
-
-        arr = np.asarray(value)
-        if arr.shape != () or not np.isrealobj(arr):
-            raise ValueError(f"value must be a real scalar, got shape {arr.shape} dtype {arr.dtype}")
-        scalar = arr.item()
-        if not math.isfinite(scalar):
-            raise ValueError(f"value must be finite, got {scalar!r}")
-        text = format(scalar, fmt)
-    except (TypeError, ValueError) as exc:
-        if str(exc).startswith("value must"):
-            raise
-        raise ValueError(f"fmt {fmt!r} does not apply to value {value!r}: {exc}") from None
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is always there with Jupyter
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        try:
-            from myst_nb import glue
-        except ImportError:  # a reader's kernel without the book build: the same record, by hand
-            from IPython.display import display
-
-            prefix = "application/papermill.record/"
-            display({prefix + "text/plain": text}, raw=True,
-                    metadata={"scrapbook": {"name": name, "mime_prefix": prefix}})
-        else:
-            glue(name, _Quoted(text), display=False)
-    return Quote(text)
