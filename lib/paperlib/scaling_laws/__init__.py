@@ -15,7 +15,7 @@ Modules:
 :mod:`~paperlib.scaling_laws.state_evolution`
     State evolution of the LASSO: the soft-threshold fixed point of approximate message passing.
 
-Every public function of these modules is also importable from this package (except ``excess_risk``, defined in more than one module: import it from its module).
+Every public function of these modules is also importable from this package (except ``excess_risk``, defined in more than one module or named like a module: import it from its module).
 """
 
 from . import batch_schedules, functional_scaling, numpy_mlp, diagonal_networks, state_evolution

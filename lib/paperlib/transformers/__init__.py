@@ -11,7 +11,7 @@ Modules:
 :mod:`~paperlib.transformers.fast_attention`
     Subquadratic softmax attention at any temperature, for small head dimension.
 
-Every public function of these modules is also importable from this package.
+Every public function of these modules is also importable from this package (except ``fast_attention``, defined in more than one module or named like a module: import it from its module).
 """
 
 from . import retrieval, single_location, fast_attention
@@ -26,8 +26,8 @@ from .single_location import (  # noqa: F401
     fit_population, train_erm, empirical_risk, select_and_score, summarise_differences,
 )
 from .fast_attention import (  # noqa: F401
-    KeyTree, multi_indices, monomials, build_tree, row_max, fast_attention, global_poly_attention,
-    error_bound, attention_inputs,
+    KeyTree, multi_indices, monomials, build_tree, row_max, global_poly_attention, error_bound,
+    attention_inputs,
 )
 
 __all__ = [
@@ -38,5 +38,5 @@ __all__ = [
     'sample_slr', 'sample_projections', 'attention_readout', 'attention_predict', 'order_parameters',
     'order_parameter_risk', 'bayes_risk', 'linear_population_risk', 'fit_population', 'train_erm',
     'empirical_risk', 'select_and_score', 'summarise_differences', 'KeyTree', 'multi_indices', 'monomials',
-    'build_tree', 'row_max', 'fast_attention', 'global_poly_attention', 'error_bound', 'attention_inputs',
+    'build_tree', 'row_max', 'global_poly_attention', 'error_bound', 'attention_inputs',
 ]
