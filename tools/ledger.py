@@ -236,10 +236,10 @@ def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]], re
     seeds = _seeds_holding(sv)
     seeds = "0\u20132" if seeds == "0, 1, 2" else seeds
     k, n = nulls_rejected(claims, rec)
-    nulls = f"{k}/{n} shown to reject a null" if rec else "nulls not registered yet"
+    nulls = "" if n == 0 else f" \u00b7 {k}/{n} shown to reject a null" if rec else " \u00b7 nulls not registered yet"
     return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions \u00b7 "
             f"{sum(r.passed for r in other)}/{len(other)} other \u00b7 "
-            + ("seeds " + seeds if seeds != "none" else "no seed where all hold") + f" \u00b7 {nulls}")
+            + ("seeds " + seeds if seeds != "none" else "no seed where all hold") + nulls)
 
 
 def summary_line(rows: list[dict]) -> str:
