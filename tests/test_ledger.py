@@ -113,7 +113,7 @@ def test_front_page_counts_reproductions_apart(tmp_path, monkeypatch):
     assert ledger.nobreak("lr 1e-4, loss -0.38 at T = 8-32") == (
         'lr <span class="nowrap">1e-4</span>, loss <span class="nowrap">-0.38</span> at T = 8-32')
     ledger_rows = ledger.ledger_markdown().splitlines()
-    assert "| sanity | identity | <= 1e-09 | 0 | - | PASS | not run | not run |" in ledger_rows
+    assert "| sanity | identity | <= 1e-09 | 0 | - | PASS | not run | not run |  |" in ledger_rows
     # the status page: a run without a timed reference workload says so ...
     nb.metadata[ledger.META_KEY]["run"].update(machine="m", date="2026-12-02")
     nbformat.write(nb, chapters / "toy.ipynb")

@@ -321,7 +321,8 @@ def ledger_markdown() -> str:
         sv = seed_verdicts(ipynb)
         rec = null_record(slug)
         k, n = nulls_rejected(claims, rec)
-        nulls = (f"{k} of {n} reproduction and derived checks shown to reject a registered null "
+        nulls = ("no reproduction or derived checks" if n == 0 else
+                 f"{k} of {n} reproduction and derived checks shown to reject a registered null "
                  f"(`make nulls`)" if rec else "null variants not registered yet (issue 26)")
         parts += [
             f"## {number}. {short_title(slug)}",
