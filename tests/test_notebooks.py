@@ -223,13 +223,18 @@ def test_claims_were_checked_and_pass(slug):
     path = CHAPTERS / f"{slug}.ipynb"
     verdicts = ledger.claims_in_notebook(path)
     assert verdicts, f"{slug}: no claim check output (paperlib.core.claims.check_claim) in the notebook"
-    failed = [r.claim for r in verdicts if not r.passed]
-    assert not failed, f"{slug}: claims failed: {failed}"
+    declared = ledger.verdicts_in_notebook(path)
+    # A check that fails at seed 0 is allowed only where the chapter reports it as a finding: its headline
+    # verdict is not "reproduced" and the verdict's missing-text names the check by its label (the claim text
+    # up to its first space, e.g. "C11"). Anything else is a broken chapter.
+    headline = declared[-1] if declared else None
+    unreported = [r.claim for r in verdicts if not r.passed and not (
+        headline is not None and headline.verdict != "reproduced" and r.claim.split()[0] in headline.missing)]
+    assert not unreported, f"{slug}: claims failed and the headline verdict does not report them: {unreported}"
     assert any(r.kind == "reproduction" for r in verdicts), (
         f"{slug}: no check of kind 'reproduction': a chapter must compare at least one measurement "
         "with the paper's theorem, figure or table"
     )
-    declared = ledger.verdicts_in_notebook(path)
     assert len(declared) == 1, (
         f"{slug}: declares its headline verdict {len(declared)} times; call "
         "claims.declare_verdict(...) exactly once, in the claim-check section"

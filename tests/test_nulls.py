@@ -25,15 +25,7 @@ import nulls as nulls_tool  # noqa: E402
 
 #: Chapters whose variants are not registered yet: the ledger says so ("not registered yet"), the
 #: status page lists them, and the list only shrinks.
-PENDING: dict[str, str] = {slug: "issue 26: null variants not registered yet" for slug in (
-    "attention_heads_approximation", "test_time_scaling", "softmax_vs_linear_attention",
-    "fast_attention_large_entries", "gnn_minimax_rates", "spiking_networks_noise_sensitivity",
-    "inherently_serial_problems", "score_smoothing_diffusion", "fedexprox",
-    "personalized_collaborative_learning", "batch_size_scheduling", "data_reconstruction",
-    "online_conformal_bandits", "diagonal_network_scaling_laws", "markov_exchange_economies",
-    "implicit_models", "transfer_learning_wide_networks", "relu_dag_parameter_space",
-    "equivariant_universality",
-)}
+PENDING: dict[str, str] = {}  # every chapter registers its variants (issue 26); a new chapter may be listed here with a reason
 CHAPTERS = ledger.toc_chapters()
 REGISTERED = [s for s in CHAPTERS if s not in PENDING]
 
