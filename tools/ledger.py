@@ -230,16 +230,24 @@ def _badge(verdict: str) -> str:
     return f'<span class="verdict-badge verdict-badge-{verdict.replace(" ", "-")}">{verdict}</span>'
 
 
-def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]], rec: dict | None = None) -> str:
+def _checks_cell(claims: list[ClaimResult], sv: dict[str, list[bool | None]]) -> str:
     repro = [r for r in claims if r.kind == "reproduction"]
     other = [r for r in claims if r.kind != "reproduction"]
     seeds = _seeds_holding(sv)
     seeds = "0\u20132" if seeds == "0, 1, 2" else seeds
-    k, n = nulls_rejected(claims, rec)
-    nulls = "" if n == 0 else f" \u00b7 {k}/{n} shown to reject a null" if rec else " \u00b7 nulls not registered yet"
     return (f"{sum(r.passed for r in repro)}/{len(repro)} reproductions \u00b7 "
             f"{sum(r.passed for r in other)}/{len(other)} other \u00b7 "
-            + ("seeds " + seeds if seeds != "none" else "no seed where all hold") + nulls)
+            + ("seeds " + seeds if seeds != "none" else "no seed where all hold"))
+
+
+def nulls_sentence(claims: list[ClaimResult], rec: dict | None) -> str:
+    """The front page's per-chapter null statement (inside the verdict disclosure, so rows stay one screen tall)."""
+    k, n = nulls_rejected(claims, rec)
+    if n == 0:
+        return ""
+    if rec is None:
+        return " Null variants: not registered yet."
+    return f" Reproduction and derived checks shown to reject a registered null: {k} of {n}."
 
 
 def summary_line(rows: list[dict]) -> str:
@@ -282,11 +290,12 @@ def chapters_markdown() -> str:
             detail = f"{paper}. Not reproduced: {_esc(pretty(verdicts[-1].missing))}"
         else:
             detail = f"{paper}." + (" Its headline claim holds in our experiment." if verdicts else "")
+        detail += nulls_sentence(claims, null_record(slug))
         cell = (f'<details class="verdict-details"><summary>{_badge(verdict)}</summary>'
                 f"{detail}</details>")
         table.append(
             f"| {number} | {{doc}}`{_esc(short_title(slug))} <chapters/{slug}>` | {cell} | "
-            f"{_checks_cell(claims, sv, null_record(slug))} |"
+            f"{_checks_cell(claims, sv)} |"
         )
     runs = [chapter_meta(CHAPTERS / f"{slug}.ipynb").get("run", {})
             for slug in toc_chapters() if (CHAPTERS / f"{slug}.ipynb").exists()]
@@ -337,7 +346,7 @@ def ledger_markdown() -> str:
             parts.append(
                 f"| {r.kind} | {_cell(r.claim)} | {_esc(r.predicted)} | {_esc(r.measured)} | "
                 f"{_esc(r.tolerance)} | " + " | ".join(_mark(sv[s][j]) for s in ("0", "1", "2"))
-                + f" | {_esc(rejects_cell(r, rec, rec is None))} |"
+                + f" | {nobreak(_esc(rejects_cell(r, rec, rec is None)))} |"
             )
         parts += ["````", ""]
     return "\n".join(parts)
